@@ -1,0 +1,53 @@
+# The two set-up commands of the README: `make serve` and `make test`. Everything else
+# here is a helper they call, or a developer tool (fuzz, bench).
+.PHONY: serve test deps build build-asan test-release test-asan test-node fuzz-gguf bench-tokenizer clean
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+JOBS       ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+NPM_STAMP  := node_modules/.package-lock.json
+
+serve: build
+	./$(BUILD)/nanoserve serve $(ARGS)
+
+test: deps test-release test-asan test-node
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNANOSERVE_SANITIZE=ON -DNANOSERVE_BENCH=OFF
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+test-release: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+test-node: build $(NPM_STAMP)
+	node --test tests/node/
+
+# libFuzzer on the GGUF reader (clang); corpus seeded with the golden models' headers.
+fuzz-gguf: deps
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DNANOSERVE_FUZZ=ON -DNANOSERVE_TESTS=OFF -DNANOSERVE_BENCH=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_gguf fuzz_gguf_seeds
+	./scripts/fuzz-gguf.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+bench-tokenizer: build $(NPM_STAMP)
+	./scripts/bench-tokenizer.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

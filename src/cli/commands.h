@@ -1,0 +1,14 @@
+// Subcommands of the nanoserve binary. Each add_* registers its subcommand, flags and
+// action on the app; main.cpp only wires them together.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace nanoserve::cli {
+
+void add_info_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_synth_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
+
+}  // namespace nanoserve::cli
