@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "nanoserve 0.1");
   nanoserve::cli::add_serve_command(app);
   nanoserve::cli::add_info_command(app);
+  nanoserve::cli::add_tokenize_command(app);
+  nanoserve::cli::add_synth_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

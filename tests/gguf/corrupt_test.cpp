@@ -135,6 +135,8 @@ const Case kCases[] = {
     {"data truncated", [](Builder& b) { b.bytes.resize(b.bytes.size() - 1); }, "offset", "t1.offset", "past the end"},
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class CorruptCase : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CorruptCase, IsRejectedWithFieldAndOffset) {

@@ -1,0 +1,23 @@
+#include "model/config.h"
+
+#include <stdexcept>
+
+namespace nanoserve::model {
+
+void ModelConfig::validate() const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("model config: " + what); };
+  if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
+    fail("unsupported architecture '" + arch + "' (supported: llama, qwen2, qwen3)");
+  if (n_layer == 0) fail("block_count must be > 0");
+  if (n_embd == 0) fail("embedding_length must be > 0");
+  if (n_ff == 0) fail("feed_forward_length must be > 0");
+  if (n_head == 0 || n_head_kv == 0) fail("head counts must be > 0");
+  if (n_head % n_head_kv != 0) fail("head_count must be a multiple of head_count_kv");
+  if (head_dim == 0 || head_dim % 2 != 0) fail("head dimension must be even and > 0");
+  if (n_vocab == 0) fail("vocabulary size must be > 0");
+  if (n_ctx_train == 0) fail("context_length must be > 0");
+  if (!(rope_base > 0)) fail("rope.freq_base must be > 0");
+  if (!(rms_eps > 0)) fail("layer_norm_rms_epsilon must be > 0");
+}
+
+}  // namespace nanoserve::model

@@ -1,0 +1,46 @@
+// Internal to src/tensor: the per-block codecs that quant.cpp dispatches to.
+// encode_block(x, b) quantizes b.kElems floats into one block; decode_block(b, y) expands it.
+// The quantizers expect finite input: NaN or inf in x gives an unspecified (but defined) block.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/blocks.h"
+
+namespace nanoserve::tensor {
+
+// float_types.cpp: whole rows of plain floats (src/dst may be unaligned).
+void dequantize_f32(const void* src, float* dst, int64_t n);
+void quantize_f32(const float* src, void* dst, int64_t n);
+void dequantize_f16(const void* src, float* dst, int64_t n);
+void quantize_f16(const float* src, void* dst, int64_t n);
+void dequantize_bf16(const void* src, float* dst, int64_t n);
+void quantize_bf16(const float* src, void* dst, int64_t n);
+
+// legacy_quants.cpp
+void decode_block(const BlockQ4_0& b, float* y);
+void decode_block(const BlockQ4_1& b, float* y);
+void decode_block(const BlockQ5_0& b, float* y);
+void decode_block(const BlockQ5_1& b, float* y);
+void decode_block(const BlockQ8_0& b, float* y);
+void encode_block(const float* x, BlockQ4_0& b);
+void encode_block(const float* x, BlockQ4_1& b);
+void encode_block(const float* x, BlockQ5_0& b);
+void encode_block(const float* x, BlockQ5_1& b);
+void encode_block(const float* x, BlockQ8_0& b);
+
+// k_quants.cpp
+void decode_block(const BlockQ2_K& b, float* y);
+void decode_block(const BlockQ3_K& b, float* y);
+void decode_block(const BlockQ4_K& b, float* y);
+void decode_block(const BlockQ5_K& b, float* y);
+void decode_block(const BlockQ6_K& b, float* y);
+void decode_block(const BlockQ8_K& b, float* y);
+void encode_block(const float* x, BlockQ2_K& b);
+void encode_block(const float* x, BlockQ3_K& b);
+void encode_block(const float* x, BlockQ4_K& b);
+void encode_block(const float* x, BlockQ5_K& b);
+void encode_block(const float* x, BlockQ6_K& b);
+void encode_block(const float* x, BlockQ8_K& b);
+
+}  // namespace nanoserve::tensor

@@ -1,0 +1,146 @@
+#include "tokenizer/pre_split.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "tokenizer/unicode.h"
+
+namespace nanoserve::tokenizer {
+namespace {
+
+constexpr std::string_view kQwen2Regex =
+    R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+constexpr std::string_view kLlama3Regex =
+    R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+
+struct CharAt {
+  char32_t code_point;  // U+FFFD for a byte that is not UTF-8
+  uint32_t length;
+  CharClass char_class;
+};
+
+CharAt char_at(std::string_view text, size_t pos) {
+  const auto byte = static_cast<uint8_t>(text[pos]);
+  if (byte < 0x80) return {byte, 1, char_class(byte)};
+  const Utf8Char c = decode_utf8(text, pos);
+  return {c.code_point, c.length, c.status == Utf8Status::kValid ? char_class(c.code_point) : CharClass::kOther};
+}
+
+bool is_newline(char32_t cp) { return cp == '\r' || cp == '\n'; }
+
+size_t end_of_class_run(std::string_view text, size_t pos, CharClass cls) {
+  while (pos < text.size()) {
+    const CharAt c = char_at(text, pos);
+    if (c.char_class != cls) break;
+    pos += c.length;
+  }
+  return pos;
+}
+
+// Length of what follows an apostrophe in (?i:'s|'t|'re|'ve|'m|'ll|'d), or 0. Hugging Face
+// folds only ASCII case here: "'ſ" (long s) is not a contraction (golden line "'ſ long s").
+size_t contraction_suffix_length(std::string_view text, size_t pos) {
+  const auto lower_at = [&](size_t i) { return i < text.size() ? static_cast<char>(text[i] | 0x20) : '\0'; };
+  switch (lower_at(pos)) {
+    case 's': case 't': case 'm': case 'd':
+      return 1;
+    case 'r': case 'v':
+      return lower_at(pos + 1) == 'e' ? 2 : 0;
+    case 'l':
+      return lower_at(pos + 1) == 'l' ? 2 : 0;
+    default:
+      return 0;
+  }
+}
+
+// Length of the regex match starting at `start`. Every character starts some alternative,
+// so matches are contiguous and the pre-split never leaves a gap.
+size_t match_length(PreSplit kind, std::string_view text, size_t start) {
+  const size_t size = text.size();
+  const CharAt first = char_at(text, start);
+  const size_t next = start + first.length;
+
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+  if (first.code_point == '\'') {
+    if (const size_t suffix = contraction_suffix_length(text, next)) return 1 + suffix;
+  }
+  // [^\r\n\p{L}\p{N}]?\p{L}+
+  if (first.char_class == CharClass::kLetter) return end_of_class_run(text, next, CharClass::kLetter) - start;
+  if (first.char_class != CharClass::kNumber && !is_newline(first.code_point) && next < size &&
+      char_at(text, next).char_class == CharClass::kLetter)
+    return end_of_class_run(text, next, CharClass::kLetter) - start;
+  // \p{N} (Qwen2) or \p{N}{1,3} (Llama 3)
+  if (first.char_class == CharClass::kNumber) {
+    const int max_digits = kind == PreSplit::kLlama3 ? 3 : 1;
+    size_t end = next;
+    for (int digits = 1; digits < max_digits && end < size; ++digits) {
+      const CharAt c = char_at(text, end);
+      if (c.char_class != CharClass::kNumber) break;
+      end += c.length;
+    }
+    return end - start;
+  }
+  // " ?[^\s\p{L}\p{N}]+[\r\n]*"
+  size_t symbols_start = std::string_view::npos;
+  if (first.char_class == CharClass::kOther)
+    symbols_start = start;
+  else if (first.code_point == ' ' && next < size && char_at(text, next).char_class == CharClass::kOther)
+    symbols_start = next;
+  if (symbols_start != std::string_view::npos) {
+    size_t end = end_of_class_run(text, symbols_start, CharClass::kOther);
+    while (end < size && is_newline(static_cast<uint8_t>(text[end]))) ++end;
+    return end - start;
+  }
+
+  // Only whitespace is left: \s*[\r\n]+ | \s+(?!\S) | \s+
+  size_t run_end = start;
+  size_t last_char_start = start;
+  size_t after_last_newline = std::string_view::npos;
+  while (run_end < size) {
+    const CharAt c = char_at(text, run_end);
+    if (c.char_class != CharClass::kWhitespace) break;
+    last_char_start = run_end;
+    run_end += c.length;
+    if (is_newline(c.code_point)) after_last_newline = run_end;
+  }
+  // \s*[\r\n]+ backtracks to the last newline of the run.
+  if (after_last_newline != std::string_view::npos) return after_last_newline - start;
+  // \s+(?!\S) takes the whole run at the end of the text; before a non-space it gives the
+  // last whitespace character back (which then prefixes the next word), unless that would
+  // leave nothing, when \s+ takes the single character.
+  if (run_end == size || last_char_start == start) return run_end - start;
+  return last_char_start - start;
+}
+
+}  // namespace
+
+std::string_view hf_regex(PreSplit kind) { return kind == PreSplit::kLlama3 ? kLlama3Regex : kQwen2Regex; }
+
+PreSplit pre_split_from_hf_regex(std::string_view regex) {
+  if (regex == kQwen2Regex) return PreSplit::kQwen2;
+  if (regex == kLlama3Regex) return PreSplit::kLlama3;
+  throw std::runtime_error("unsupported pre-tokenizer regex '" + std::string(regex) +
+                           "': supported are the Qwen2 pattern '" + std::string(kQwen2Regex) +
+                           "' and the Llama 3 pattern '" + std::string(kLlama3Regex) + "'");
+}
+
+PreSplit pre_split_from_gguf_name(std::string_view name) {
+  if (name == "qwen2" || name == "deepseek-r1-qwen") return PreSplit::kQwen2;
+  if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") return PreSplit::kLlama3;
+  throw std::runtime_error("unsupported tokenizer.ggml.pre '" + std::string(name) +
+                           "': supported are qwen2, deepseek-r1-qwen (Qwen2 regex) and llama-bpe, llama3, "
+                           "llama-v3 (Llama 3 regex)");
+}
+
+std::string_view gguf_pre_name(PreSplit kind) { return kind == PreSplit::kLlama3 ? "llama-bpe" : "qwen2"; }
+
+void split_words(PreSplit kind, std::string_view text, std::vector<std::string_view>& words) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t length = match_length(kind, text, pos);
+    words.push_back(text.substr(pos, length));
+    pos += length;
+  }
+}
+
+}  // namespace nanoserve::tokenizer
