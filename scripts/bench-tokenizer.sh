@@ -3,7 +3,9 @@
 # Hugging Face's Rust tokenizers (npm `tokenizers`, package.json) on the same chunks of the
 # same ~10 MB corpus, with the Qwen3 and Llama 3 tokenizer.json of ../shared/tokenizers.
 #
-# Usage: scripts/bench-tokenizer.sh BUILD_DIR [RUNS=5]     (needs `npm ci` done)
+# Usage: scripts/bench-tokenizer.sh BUILD_DIR [RUNS=5] [CHUNK_BYTES=65536]   (needs `npm ci`)
+# Each encode call gets one chunk: the corpus is cut at the first line end at or after
+# every CHUNK_BYTES bytes.
 #
 # The corpus is built from files every Debian 12 machine with our packages has, in this
 # order, each list sorted by path (LC_ALL=C): the first 10 MiB (10,485,760 bytes) less the
@@ -14,8 +16,9 @@
 # About 27% English and 73% code. Its sha256 is printed so that runs can be compared.
 set -euo pipefail
 
-build_dir=${1:?usage: scripts/bench-tokenizer.sh BUILD_DIR [RUNS]}
+build_dir=${1:?usage: scripts/bench-tokenizer.sh BUILD_DIR [RUNS] [CHUNK_BYTES]}
 runs=${2:-5}
+chunk_bytes=${3:-65536}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tokenizers_dir="$root/../shared/tokenizers"
 bench="$build_dir/bench/tokenizer_bench"
@@ -33,14 +36,16 @@ trap 'rm -f "$corpus" "$corpus.all"' EXIT
 } | xargs -0 cat > "$corpus.all"
 head -c "$corpus_bytes" "$corpus.all" | LC_ALL=C sed '$d' > "$corpus"  # drop the line cut at 10 MiB
 
-echo "corpus: $(wc -c < "$corpus") bytes, sha256 $(sha256sum "$corpus" | cut -c1-16)..., chunks of 64 KiB at line ends"
+echo "corpus: $(wc -c < "$corpus") bytes, sha256 $(sha256sum "$corpus" | cut -c1-16)..., chunks of $chunk_bytes bytes at line ends"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), single thread, best of $runs"
+field() { sed -E "s/.*\"$2\": ?\"?([^,\"}]*)\"?.*/\1/" <<< "$1"; }  # field JSON_LINE NAME
+
 printf '%-8s %14s %14s %8s  %s\n' tokenizer "nanoserve MB/s" "HF MB/s" speedup "same ids"
 for family in qwen3 llama3; do
   json="$tokenizers_dir/$family/tokenizer.json"
-  ours=$("$bench" "$json" "$corpus" 65536 "$runs")
-  theirs=$(RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false node "$root/bench/tokenizer_hf.mjs" "$json" "$corpus" 65536 "$runs")
-  field() { sed -E "s/.*\"$2\": ?\"?([^,\"}]*)\"?.*/\1/" <<< "$1"; }
+  ours=$("$bench" "$json" "$corpus" "$chunk_bytes" "$runs")
+  theirs=$(RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false \
+    node "$root/bench/tokenizer_hf.mjs" "$json" "$corpus" "$chunk_bytes" "$runs")
   same=no
   [ "$(field "$ours" ids_fnv1a)" = "$(field "$theirs" ids_fnv1a)" ] && same=yes
   printf '%-8s %14s %14s %7.2fx  %s (%s tokens)\n' "$family" "$(field "$ours" mb_per_s)" "$(field "$theirs" mb_per_s)" \

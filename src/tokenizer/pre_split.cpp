@@ -13,6 +13,8 @@ constexpr std::string_view kQwen2Regex =
 constexpr std::string_view kLlama3Regex =
     R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
 
+constexpr std::string_view kGpt2Regex = R"re('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)re";
+
 struct CharAt {
   char32_t code_point;  // U+FFFD for a byte that is not UTF-8
   uint32_t length;
@@ -53,9 +55,45 @@ size_t contraction_suffix_length(std::string_view text, size_t pos) {
   }
 }
 
+// Only whitespace is left at `start`: \s+(?!\S) | \s+ takes the whole run at the end of the
+// text; before a non-space it gives the last whitespace character back (which then starts
+// the next word), unless that would leave nothing, when \s+ takes the single character.
+size_t whitespace_run_length(std::string_view text, size_t start) {
+  size_t run_end = start;
+  size_t last_char_start = start;
+  while (run_end < text.size()) {
+    const CharAt c = char_at(text, run_end);
+    if (c.char_class != CharClass::kWhitespace) break;
+    last_char_start = run_end;
+    run_end += c.length;
+  }
+  if (run_end == text.size() || last_char_start == start) return run_end - start;
+  return last_char_start - start;
+}
+
+// GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+size_t gpt2_match_length(std::string_view text, size_t start) {
+  const CharAt first = char_at(text, start);
+  size_t next = start + first.length;
+  if (first.code_point == '\'' && next < text.size()) {
+    const std::string_view rest = text.substr(next, 2);
+    for (std::string_view suffix : {"s", "t", "re", "ve", "m", "ll", "d"})
+      if (rest.starts_with(suffix)) return 1 + suffix.size();
+  }
+  CharAt word = first;
+  size_t word_start = start;
+  if (first.code_point == ' ' && next < text.size()) {
+    const CharAt second = char_at(text, next);
+    if (second.char_class != CharClass::kWhitespace) word = second, word_start = next;
+  }
+  if (word.char_class == CharClass::kWhitespace) return whitespace_run_length(text, start);
+  return end_of_class_run(text, word_start, word.char_class) - start;
+}
+
 // Length of the regex match starting at `start`. Every character starts some alternative,
 // so matches are contiguous and the pre-split never leaves a gap.
 size_t match_length(PreSplit kind, std::string_view text, size_t start) {
+  if (kind == PreSplit::kGpt2) return gpt2_match_length(text, start);
   const size_t size = text.size();
   const CharAt first = char_at(text, start);
   const size_t next = start + first.length;
@@ -92,47 +130,55 @@ size_t match_length(PreSplit kind, std::string_view text, size_t start) {
     return end - start;
   }
 
-  // Only whitespace is left: \s*[\r\n]+ | \s+(?!\S) | \s+
-  size_t run_end = start;
-  size_t last_char_start = start;
+  // Only whitespace is left: \s*[\r\n]+ backtracks to the last newline of the run; without
+  // a newline, \s+(?!\S) | \s+.
   size_t after_last_newline = std::string_view::npos;
-  while (run_end < size) {
-    const CharAt c = char_at(text, run_end);
+  for (size_t pos = start; pos < size;) {
+    const CharAt c = char_at(text, pos);
     if (c.char_class != CharClass::kWhitespace) break;
-    last_char_start = run_end;
-    run_end += c.length;
-    if (is_newline(c.code_point)) after_last_newline = run_end;
+    pos += c.length;
+    if (is_newline(c.code_point)) after_last_newline = pos;
   }
-  // \s*[\r\n]+ backtracks to the last newline of the run.
   if (after_last_newline != std::string_view::npos) return after_last_newline - start;
-  // \s+(?!\S) takes the whole run at the end of the text; before a non-space it gives the
-  // last whitespace character back (which then prefixes the next word), unless that would
-  // leave nothing, when \s+ takes the single character.
-  if (run_end == size || last_char_start == start) return run_end - start;
-  return last_char_start - start;
+  return whitespace_run_length(text, start);
 }
 
 }  // namespace
 
-std::string_view hf_regex(PreSplit kind) { return kind == PreSplit::kLlama3 ? kLlama3Regex : kQwen2Regex; }
+std::string_view hf_regex(PreSplit kind) {
+  switch (kind) {
+    case PreSplit::kLlama3: return kLlama3Regex;
+    case PreSplit::kGpt2: return kGpt2Regex;
+    default: return kQwen2Regex;
+  }
+}
 
 PreSplit pre_split_from_hf_regex(std::string_view regex) {
   if (regex == kQwen2Regex) return PreSplit::kQwen2;
   if (regex == kLlama3Regex) return PreSplit::kLlama3;
+  if (regex == kGpt2Regex) return PreSplit::kGpt2;
   throw std::runtime_error("unsupported pre-tokenizer regex '" + std::string(regex) +
                            "': supported are the Qwen2 pattern '" + std::string(kQwen2Regex) +
-                           "' and the Llama 3 pattern '" + std::string(kLlama3Regex) + "'");
+                           "', the Llama 3 pattern '" + std::string(kLlama3Regex) + "' and GPT-2's '" +
+                           std::string(kGpt2Regex) + "'");
 }
 
 PreSplit pre_split_from_gguf_name(std::string_view name) {
   if (name == "qwen2" || name == "deepseek-r1-qwen") return PreSplit::kQwen2;
   if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") return PreSplit::kLlama3;
+  if (name == "default" || name == "gpt2") return PreSplit::kGpt2;
   throw std::runtime_error("unsupported tokenizer.ggml.pre '" + std::string(name) +
-                           "': supported are qwen2, deepseek-r1-qwen (Qwen2 regex) and llama-bpe, llama3, "
-                           "llama-v3 (Llama 3 regex)");
+                           "': supported are qwen2, deepseek-r1-qwen (Qwen2 regex), llama-bpe, llama3, "
+                           "llama-v3 (Llama 3 regex) and default, gpt2 (GPT-2 regex)");
 }
 
-std::string_view gguf_pre_name(PreSplit kind) { return kind == PreSplit::kLlama3 ? "llama-bpe" : "qwen2"; }
+std::string_view gguf_pre_name(PreSplit kind) {
+  switch (kind) {
+    case PreSplit::kLlama3: return "llama-bpe";
+    case PreSplit::kGpt2: return "default";
+    default: return "qwen2";
+  }
+}
 
 void split_words(PreSplit kind, std::string_view text, std::vector<std::string_view>& words) {
   size_t pos = 0;

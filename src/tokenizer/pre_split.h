@@ -12,6 +12,8 @@ namespace nanoserve::tokenizer {
 enum class PreSplit {
   kQwen2,   // Qwen2 / Qwen2.5 / Qwen3: digits one by one
   kLlama3,  // Llama 3: digits in groups of up to three
+  kGpt2,    // GPT-2's original regex (llama.cpp's "default"): case-sensitive contractions,
+            // runs of digits, a space joins the word after it
 };
 
 // The Split regex as tokenizer.json writes it (after JSON unescaping).
@@ -20,9 +22,10 @@ std::string_view hf_regex(PreSplit kind);
 PreSplit pre_split_from_hf_regex(std::string_view regex);
 
 // tokenizer.ggml.pre: "qwen2" and "deepseek-r1-qwen" are kQwen2; "llama-bpe", "llama3"
-// and "llama-v3" are kLlama3 (llama.cpp's names for these regexes). Other names throw.
+// and "llama-v3" are kLlama3 (llama.cpp's names for these regexes); "default" and "gpt2"
+// are kGpt2. Other names throw.
 PreSplit pre_split_from_gguf_name(std::string_view name);
-// The name convert_hf_to_gguf.py writes: "qwen2" or "llama-bpe".
+// The name convert_hf_to_gguf.py writes: "qwen2", "llama-bpe" or "default".
 std::string_view gguf_pre_name(PreSplit kind);
 
 // Appends the words of `text` to `words` (views into `text`, which they cover in order).

@@ -12,7 +12,8 @@ namespace nanoserve::tokenizer {
 // byte_fallback / subword prefix / suffix / dropout); normalizer null or NFC; pre_tokenizer
 // Sequence[Split(Qwen2 or Llama 3 regex, Isolated), ByteLevel(no prefix space, no regex)];
 // decoder ByteLevel; added tokens without lstrip / rstrip / single_word. Anything else
-// throws std::runtime_error saying what is not supported.
+// throws std::runtime_error saying what is not supported. Added tokens are found in the raw
+// text, as Hugging Face does for "normalized": false (every added token of Qwen and Llama 3).
 //
 // Token types follow convert_hf_to_gguf.py: added tokens that are special or look like
 // "<|...|>" are kControl, other added tokens kUserDefined, ids missing from the file become

@@ -36,7 +36,7 @@ class WordCache {
     int32_t ids[kMaxIds];
   };
   static_assert(sizeof(Slot) == 64);
-  static constexpr size_t kSlots = 1 << 12;
+  static constexpr size_t kSlots = 1 << 15;  // 2 MiB
 
   WordCache() : slots_(kSlots) {}
   static size_t slot_index(std::string_view word);

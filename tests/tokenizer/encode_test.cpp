@@ -1,6 +1,9 @@
 // Encoder behaviour beyond the goldens: long words, special-token parsing, BOS/EOS.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/golden_data.h"
 
@@ -71,6 +74,27 @@ TEST(Encode, BosAndEosAreExposedNotAdded) {
   EXPECT_EQ(qwen.find_token("no such token"), std::nullopt);
   EXPECT_EQ(qwen.token_piece(151643), "<|endoftext|>");
   EXPECT_EQ(qwen.token_piece(220), " ");
+}
+
+// Each thread has its own word cache, bound to one tokenizer at a time.
+TEST(Encode, ThreadsAndAlternatingTokenizersGetTheGoldenIds) {
+  const auto qwen_lines = test::read_golden_lines("qwen3");
+  const auto llama_lines = test::read_golden_lines("llama3");
+  const Tokenizer& qwen = hf_tokenizer("qwen3");
+  const Tokenizer& llama = hf_tokenizer("llama3");
+  std::atomic<int> mismatches{0};
+  const auto work = [&](int offset) {
+    for (int round = 0; round < 2; ++round)
+      for (size_t i = 0; i < qwen_lines.size(); ++i) {
+        const size_t line = (i + static_cast<size_t>(offset) * 97) % qwen_lines.size();
+        if (qwen.encode(qwen_lines[line].text) != qwen_lines[line].ids) ++mismatches;
+        if (llama.encode(llama_lines[line].text) != llama_lines[line].ids) ++mismatches;
+      }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(work, t);
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(Encode, InvalidUtf8IsEncodedByteByByte) {

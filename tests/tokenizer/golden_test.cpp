@@ -42,6 +42,7 @@ INSTANTIATE_TEST_SUITE_P(HuggingFace, GoldenFamily, ::testing::ValuesIn(test::kF
 struct LlamaCppCase {
   std::string vectors;  // ggml-vocab-<vectors>.gguf.{inp,out}
   std::string family;   // tokenizer.json that must give the same ids
+  friend void PrintTo(const LlamaCppCase& c, std::ostream* os) { *os << c.vectors << " with " << c.family; }
 };
 
 class LlamaCppVectors : public ::testing::TestWithParam<LlamaCppCase> {};

@@ -13,7 +13,7 @@
 namespace nanoserve::tokenizer {
 namespace {
 
-const PreSplit kKinds[] = {PreSplit::kQwen2, PreSplit::kLlama3};
+const PreSplit kKinds[] = {PreSplit::kQwen2, PreSplit::kLlama3, PreSplit::kGpt2};
 
 std::vector<std::string_view> hand_split(PreSplit kind, std::string_view text) {
   std::vector<std::string_view> words;
@@ -76,6 +76,8 @@ TEST(PreSplit, KnownSplits) {
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "I'll  go\n\n  now"), (Words{"I", "'ll", " ", " go", "\n\n", " ", " now"}));
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "x = 12345;"), (Words{"x", " =", " ", "1", "2", "3", "4", "5", ";"}));
   EXPECT_EQ(hand_split(PreSplit::kLlama3, "x = 12345;"), (Words{"x", " =", " ", "123", "45", ";"}));
+  EXPECT_EQ(hand_split(PreSplit::kGpt2, "x = 12345;"), (Words{"x", " =", " 12345", ";"}));
+  EXPECT_EQ(hand_split(PreSplit::kGpt2, "THEY'RE they're"), (Words{"THEY", "'", "RE", " they", "'re"}));
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "THEY'RE 'ſ"), (Words{"THEY", "'RE", " '", "ſ"}));
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "end   "), (Words{"end", "   "}));
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "a\r\n\tb"), (Words{"a", "\r\n", "\tb"}));
@@ -102,6 +104,8 @@ TEST(PreSplit, NamesAndPatterns) {
   EXPECT_EQ(pre_split_from_gguf_name("llama-bpe"), PreSplit::kLlama3);
   EXPECT_EQ(pre_split_from_gguf_name("llama3"), PreSplit::kLlama3);
   EXPECT_EQ(gguf_pre_name(PreSplit::kLlama3), "llama-bpe");
+  EXPECT_EQ(pre_split_from_gguf_name("default"), PreSplit::kGpt2);
+  EXPECT_EQ(gguf_pre_name(PreSplit::kGpt2), "default");
   for (const PreSplit kind : kKinds) EXPECT_EQ(pre_split_from_hf_regex(hf_regex(kind)), kind);
 }
 
