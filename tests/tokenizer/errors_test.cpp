@@ -57,8 +57,8 @@ TEST(Errors, GgufModelAndPre) {
   expect_gguf_error(entries, "only 'gpt2'");
 
   entries = small_entries();
-  set_entry(entries, "tokenizer.ggml.pre", gguf::Value::string("default"));
-  expect_gguf_error(entries, "unsupported tokenizer.ggml.pre 'default'");
+  set_entry(entries, "tokenizer.ggml.pre", gguf::Value::string("falcon"));
+  expect_gguf_error(entries, "unsupported tokenizer.ggml.pre 'falcon'");
 
   entries = small_entries();
   std::erase_if(entries, [](const auto& e) { return e.first == "tokenizer.ggml.pre"; });
