@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   nanoserve::cli::add_info_command(app);
   nanoserve::cli::add_tokenize_command(app);
   nanoserve::cli::add_synth_command(app);
+  nanoserve::cli::add_logits_command(app);
+  nanoserve::cli::add_run_command(app);
+  nanoserve::cli::add_bench_engine_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

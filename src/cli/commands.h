@@ -10,5 +10,8 @@ void add_info_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_logits_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_bench_engine_command(CLI::App& app);
 
 }  // namespace nanoserve::cli

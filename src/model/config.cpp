@@ -14,6 +14,7 @@ void ModelConfig::validate() const {
   if (n_head == 0 || n_head_kv == 0) fail("head counts must be > 0");
   if (n_head % n_head_kv != 0) fail("head_count must be a multiple of head_count_kv");
   if (head_dim == 0 || head_dim % 2 != 0) fail("head dimension must be even and > 0");
+  if (rope_dims() % 2 != 0 || rope_dims() > head_dim) fail("rope.dimension_count must be even and <= the head dimension");
   if (n_vocab == 0) fail("vocabulary size must be > 0");
   if (n_ctx_train == 0) fail("context_length must be > 0");
   if (!(rope_base > 0)) fail("rope.freq_base must be > 0");

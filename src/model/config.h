@@ -6,6 +6,10 @@
 #include <optional>
 #include <string>
 
+namespace nanoserve::gguf {
+class File;
+}
+
 namespace nanoserve::model {
 
 // Llama 3.x frequency scaling (rope_type "llama3"): stored in GGUF as the rope_freqs tensor.
@@ -30,13 +34,24 @@ struct ModelConfig {
   float rms_eps = 1e-6f;
   bool tied_output = true;  // output projection shares token_embd
   std::optional<Llama3RopeScaling> rope_scaling;
+  uint32_t n_rot = 0;  // rotary dimensions per head ("rope.dimension_count"); 0 = all of head_dim
 
   bool has_qkv_bias() const { return arch == "qwen2"; }
   bool has_qk_norm() const { return arch == "qwen3"; }
+  // llama.cpp rotates adjacent pairs for llama, and first/second halves (NEOX) for qwen.
+  bool rope_halves() const { return arch == "qwen2" || arch == "qwen3"; }
+  uint32_t rope_dims() const { return n_rot ? n_rot : head_dim; }
   uint32_t q_dim() const { return n_head * head_dim; }
   uint32_t kv_dim() const { return n_head_kv * head_dim; }
   // Throws std::invalid_argument naming the first field that makes no sense.
   void validate() const;
 };
+
+// The hyperparameters of a GGUF model, from its metadata ("{arch}.block_count", ...) and
+// the shape of token_embd (the vocabulary size, padding rows included); whether it has an
+// output.weight decides tied_output. (Llama 3 scaling is read from the rope_freqs tensor
+// by bind_weights, so rope_scaling stays empty.) Throws std::runtime_error naming a missing
+// or unusable key, and std::invalid_argument for an unsupported architecture or option.
+ModelConfig from_gguf(const gguf::File& file);
 
 }  // namespace nanoserve::model

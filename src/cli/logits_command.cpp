@@ -1,0 +1,49 @@
+// `nanoserve logits -m MODEL.gguf --ids 1,2,3 [--all]`: the model's logits for a token
+// sequence, as one JSON object {"n_vocab": V, "logits": [[...], ...]}, for checking the
+// forward pass against a reference.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "model/model.h"
+
+namespace nanoserve::cli {
+namespace {
+
+struct LogitsArgs {
+  std::string model;
+  std::vector<int32_t> ids;
+  bool all = false;
+  int threads = 0;
+};
+
+void run_logits(const LogitsArgs& a) {
+  model::Model m(a.model, {.threads = a.threads});
+  const int64_t n = static_cast<int64_t>(a.ids.size());
+  model::KvCache cache(m.config(), n);
+  model::Batch batch;
+  for (int64_t p = 0; p < n; ++p) batch.add(0, p, a.ids[p], a.all || p == n - 1);
+  model::Logits logits;
+  m.forward(batch, cache, logits);
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < logits.batch_rows.size(); ++i) rows.push_back(logits.row(i));
+  std::cout << nlohmann::json{{"n_vocab", logits.n_vocab}, {"logits", rows}}.dump() << "\n";
+}
+
+}  // namespace
+
+void add_logits_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("logits", "Logits of a token sequence as JSON (last position, or all with --all)");
+  auto a = std::make_shared<LogitsArgs>();
+  cmd->add_option("-m,--model", a->model, "GGUF model")->required();
+  cmd->add_option("--ids", a->ids, "Token ids, comma-separated")->required()->delimiter(',');
+  cmd->add_flag("--all", a->all, "One row per input position instead of the last one only");
+  cmd->add_option("-t,--threads", a->threads, "Threads (default: physical cores)");
+  cmd->callback([a] { run_logits(*a); });
+}
+
+}  // namespace nanoserve::cli

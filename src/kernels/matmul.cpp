@@ -1,0 +1,103 @@
+#include "kernels/matmul.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/matmul_range.h"
+#include "tensor/fp16.h"
+
+namespace nanoserve::kernels {
+namespace {
+
+void check_shapes(const Matrix& w, const Activations& acts) {
+  if (acts.n_cols() != w.n_in)
+    throw std::invalid_argument("matmul: activation rows have " + std::to_string(acts.n_cols()) +
+                                " columns, the weight rows " + std::to_string(w.n_in));
+}
+
+}  // namespace
+
+MatmulScratch::MatmulScratch(int n_threads, int64_t max_n_in)
+    : max_n_in_(max_n_in), rows_(n_threads), groups_(n_threads) {
+  for (int t = 0; t < n_threads; ++t) {
+    rows_[t].reserve(max_n_in);
+    groups_[t].resize(max_n_in / 16 + 1);
+  }
+}
+
+Q8Row q8_row(const Activations& acts, ActType type, int64_t r) {
+  const int64_t n = acts.n_cols();
+  if (type == ActType::Q8_K) {
+    const Q8KRows& k = acts.q8_k();
+    return {k.q.data() + r * n, k.d.data() + r * (n / 256), nullptr, k.bsums.data() + r * (n / 16)};
+  }
+  const Q8Block32Rows& b = acts.q8_block32();
+  return {b.q.data() + r * n, b.d.data() + r * (n / 32), b.s.data() + r * (n / 32), nullptr};
+}
+
+void matmul(const Matrix& w, Activations& acts, float* out, int64_t out_stride, ThreadPool& pool,
+            MatmulScratch& scratch) {
+  check_shapes(w, acts);
+  if (scratch.n_threads() < pool.size() || scratch.max_n_in() < w.n_in)
+    throw std::invalid_argument("matmul: scratch too small");
+  acts.prepare(act_type_for(w.type));
+  const MatmulTask task{&w, &acts, out, out_stride};
+  pool.run(w.n_out, [&](int64_t o0, int64_t o1, int thread) {
+    matmul_range_simd(task, o0, o1, scratch.row(thread), scratch.groups(thread));
+  });
+}
+
+void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride) {
+  check_shapes(w, acts);
+  acts.prepare(act_type_for(w.type));
+  MatmulScratch scratch(1, w.n_in);
+  matmul_range_reference({&w, &acts, out, out_stride}, 0, w.n_out, scratch.row(0), scratch.groups(0));
+}
+
+void matmul_range_reference(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups) {
+  const Matrix& w = *task.w;
+  const Activations& acts = *task.acts;
+  const int64_t n = w.n_in;
+  const ActType act = act_type_for(w.type);
+  for (int64_t o = o0; o < o1; ++o) {
+    const uint8_t* wrow = w.data + o * w.row_bytes;
+    if (decodes_to_levels(w.type)) decode_row(w.type, wrow, n, row);
+    for (int64_t r = 0; r < acts.n_rows(); ++r) {
+      double sum = 0.0;
+      float result;
+      switch (act) {
+        case ActType::F32: {
+          const float* a = acts.f32(r);
+          for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(reinterpret_cast<const float*>(wrow)[i]) * a[i];
+          result = static_cast<float>(sum);
+          break;
+        }
+        case ActType::F16:
+        case ActType::BF16: {
+          const bool f16 = act == ActType::F16;
+          const uint16_t* a = f16 ? acts.f16(r) : acts.bf16(r);
+          const uint16_t* wv = reinterpret_cast<const uint16_t*>(wrow);
+          for (int64_t i = 0; i < n; ++i) {
+            const float wi = f16 ? tensor::f16_to_f32(wv[i]) : tensor::bf16_to_f32(wv[i]);
+            const float ai = f16 ? tensor::f16_to_f32(a[i]) : tensor::bf16_to_f32(a[i]);
+            sum += static_cast<double>(wi) * ai;
+          }
+          result = static_cast<float>(sum);
+          break;
+        }
+        default: {
+          const Q8Row a = q8_row(acts, act, r);
+          for (int64_t g = 0; g < n / 16; ++g) {
+            int32_t s = 0;
+            for (int i = 0; i < 16; ++i) s += row.q[16 * g + i] * a.q[16 * g + i];
+            groups[g] = s;
+          }
+          result = combine(w.type, row, groups, a, n);
+        }
+      }
+      task.out[r * task.out_stride + o] = result;
+    }
+  }
+}
+
+}  // namespace nanoserve::kernels

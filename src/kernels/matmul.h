@@ -1,0 +1,50 @@
+// Weight matrix × a batch of activation rows: out[r][o] = sum_i W[o][i] * x[r][i].
+//
+// W is read in place (typically from the mmapped GGUF file), row o at data + o * row_bytes,
+// in any type act_type_for() accepts. Each weight row is read once per call and used for
+// every activation row, so a batch of prompt tokens costs one pass over the weights.
+// Output rows are split between the pool's threads.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/types.h"
+#include "kernels/activations.h"
+#include "kernels/thread_pool.h"
+#include "kernels/weight_rows.h"
+
+namespace nanoserve::kernels {
+
+struct Matrix {
+  TensorType type = TensorType::F32;
+  const uint8_t* data = nullptr;
+  int64_t n_in = 0;    // row length (ggml ne[0])
+  int64_t n_out = 0;   // number of rows
+  uint64_t row_bytes = 0;
+};
+
+// Per-thread working memory of matmul: a decoded weight row and its group sums.
+class MatmulScratch {
+ public:
+  MatmulScratch(int n_threads, int64_t max_n_in);
+  DecodedRow& row(int thread) { return rows_[thread]; }
+  int32_t* groups(int thread) { return groups_[thread].data(); }
+  int n_threads() const { return static_cast<int>(rows_.size()); }
+  int64_t max_n_in() const { return max_n_in_; }
+
+ private:
+  int64_t max_n_in_;
+  std::vector<DecodedRow> rows_;
+  std::vector<std::vector<int32_t>> groups_;
+};
+
+// out[r * out_stride + o] for every activation row r and weight row o. acts.n_cols() must
+// equal w.n_in. Uses the SIMD kernels of the best target this CPU supports.
+void matmul(const Matrix& w, Activations& acts, float* out, int64_t out_stride, ThreadPool& pool,
+            MatmulScratch& scratch);
+
+// The same with the scalar reference kernels on one thread (for tests).
+void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride);
+
+}  // namespace nanoserve::kernels

@@ -1,0 +1,26 @@
+// Internal to kernels/: the per-thread body of a matmul (weight rows [o0, o1) against every
+// activation row), in a scalar reference version and a SIMD version.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activations.h"
+#include "kernels/matmul.h"
+#include "kernels/weight_rows.h"
+
+namespace nanoserve::kernels {
+
+struct MatmulTask {
+  const Matrix* w;
+  const Activations* acts;  // already prepared for act_type_for(w->type)
+  float* out;
+  int64_t out_stride;
+};
+
+// The activation row r of a Q8 form, as combine() takes it.
+Q8Row q8_row(const Activations& acts, ActType type, int64_t r);
+
+void matmul_range_reference(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups);
+void matmul_range_simd(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups);
+
+}  // namespace nanoserve::kernels

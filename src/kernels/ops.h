@@ -1,0 +1,15 @@
+// Element-wise kernels of the forward pass and sampling.
+#pragma once
+
+#include <cstdint>
+
+namespace nanoserve::kernels {
+
+// x[i] += y[i]
+void add(float* x, const float* y, int64_t n);
+// out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)). out may alias gate or up.
+void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+// x = softmax(x) in place (max subtracted first); returns the max.
+float softmax(float* x, int64_t n);
+
+}  // namespace nanoserve::kernels

@@ -1,0 +1,23 @@
+// Rotary position embedding. Dimension pair i of a head (i < n_rot / 2) is rotated by the
+// angle pos * base^(-2i / n_rot) / freq_factor[i]; dimensions from n_rot on are left alone.
+#pragma once
+
+#include <cstdint>
+
+namespace nanoserve::kernels {
+
+enum class RopeStyle {
+  Adjacent,  // pairs (2i, 2i+1): llama.cpp's NORM rope (llama)
+  Halves,    // pairs (i, i + n_rot/2): NEOX rope (qwen2, qwen3)
+};
+
+// cos and sin of the n_rot / 2 angles of one position. freq_factors (Llama 3 scaling's
+// rope_freqs) may be null. The angle is built as ggml builds it: theta starts at pos and is
+// multiplied by base^(-2/n_rot) once per pair, in float; the reference logits depend on
+// those roundings at long positions.
+void rope_angles(int64_t pos, int n_rot, float base, const float* freq_factors, float* cos_out, float* sin_out);
+
+// Rotates n_heads heads of head_dim floats (head h at x + h * head_dim) in place.
+void rope_apply(float* x, int n_heads, int head_dim, int n_rot, RopeStyle style, const float* cos, const float* sin);
+
+}  // namespace nanoserve::kernels

@@ -1,0 +1,49 @@
+// ModelConfig from GGUF metadata: the keys llama.cpp's converter writes for llama, qwen2
+// and qwen3, and nothing model-specific beyond them.
+#include <stdexcept>
+#include <string>
+
+#include "gguf/file.h"
+#include "model/config.h"
+
+namespace nanoserve::model {
+namespace {
+
+uint32_t optional_u32(const gguf::Metadata& m, const std::string& key, uint32_t fallback) {
+  return m.contains(key) ? m.get_u32(key) : fallback;
+}
+
+}  // namespace
+
+ModelConfig from_gguf(const gguf::File& file) {
+  const gguf::Metadata& m = file.metadata();
+  ModelConfig c;
+  c.arch = m.get_string("general.architecture");
+  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3")
+    throw std::invalid_argument("unsupported architecture '" + c.arch + "' (supported: llama, qwen2, qwen3)");
+  const std::string a = c.arch + ".";
+  c.n_layer = m.get_u32(a + "block_count");
+  c.n_embd = m.get_u32(a + "embedding_length");
+  c.n_ff = m.get_u32(a + "feed_forward_length");
+  c.n_head = m.get_u32(a + "attention.head_count");
+  c.n_head_kv = optional_u32(m, a + "attention.head_count_kv", c.n_head);
+  c.head_dim = c.n_head ? optional_u32(m, a + "attention.key_length", c.n_embd / c.n_head) : 0;
+  if (optional_u32(m, a + "attention.value_length", c.head_dim) != c.head_dim)
+    throw std::invalid_argument("attention.value_length != attention.key_length is not supported");
+  c.n_ctx_train = m.get_u32(a + "context_length");
+  c.rms_eps = m.get_f32(a + "attention.layer_norm_rms_epsilon");
+  c.rope_base = m.contains(a + "rope.freq_base") ? m.get_f32(a + "rope.freq_base") : 10000.0f;
+  c.n_rot = optional_u32(m, a + "rope.dimension_count", c.head_dim);
+  if (m.contains(a + "rope.scaling.type")) {
+    const std::string& type = m.get_string(a + "rope.scaling.type");
+    if (type != "none") throw std::invalid_argument("rope scaling '" + type + "' is not supported");
+  }
+  const gguf::TensorInfo& embd = file.tensor("token_embd.weight");
+  if (embd.dims.size() != 2) throw std::runtime_error("token_embd.weight must have 2 dimensions");
+  c.n_vocab = static_cast<uint32_t>(embd.dims[1]);
+  c.tied_output = file.find_tensor("output.weight") == nullptr;
+  c.validate();
+  return c;
+}
+
+}  // namespace nanoserve::model

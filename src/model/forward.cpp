@@ -1,0 +1,149 @@
+// The forward pass of Model (see model.h), in llama2.c's order: embed, then per layer an
+// attention block and a feed-forward block, each pre-normed and added to the residual x.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/attention.h"
+#include "kernels/norm.h"
+#include "kernels/ops.h"
+#include "kernels/rope.h"
+#include "model/model.h"
+#include "tensor/fp16.h"
+#include "tensor/quant.h"
+
+namespace nanoserve::model {
+namespace {
+
+template <class T>
+void grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+}  // namespace
+
+void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
+  check(batch, cache);
+  const ModelConfig& c = config_;
+  const int64_t rows = static_cast<int64_t>(batch.size());
+  logits.n_vocab = c.n_vocab;
+  logits.batch_rows.clear();
+  if (rows == 0) return;
+  reserve(rows, cache.n_ctx());
+
+  for (int64_t r = 0; r < rows; ++r) {
+    const kernels::Matrix& e = weights_.token_embd;
+    tensor::dequantize_row(e.type, e.data + batch.rows[r].token * e.row_bytes, ws_.x.data() + r * c.n_embd, c.n_embd);
+    const int64_t half = c.rope_dims() / 2;
+    kernels::rope_angles(batch.rows[r].pos, static_cast<int>(c.rope_dims()), c.rope_base, weights_.rope_freqs,
+                         ws_.rope_cos.data() + r * half, ws_.rope_sin.data() + r * half);
+  }
+
+  int64_t live = rows;  // rows still carried through the layers
+  for (uint32_t l = 0; l < c.n_layer; ++l) {
+    attention_block(static_cast<int>(l), batch, cache);
+    // Only the rows that want logits need the last feed-forward block (llama.cpp does the same).
+    if (l + 1 == c.n_layer) live = keep_logit_rows(batch, logits);
+    if (live == 0) break;
+    ffn_block(static_cast<int>(l), live);
+  }
+  for (const BatchRow& row : batch.rows) cache.set_length(row.seq, row.pos + 1);
+  if (live == 0) return;
+
+  for (int64_t r = 0; r < live; ++r)
+    kernels::rms_norm(ws_.x.data() + r * c.n_embd, weights_.output_norm, ws_.xn.data() + r * c.n_embd, c.n_embd,
+                      c.rms_eps);
+  acts_.set(ws_.xn.data(), live, c.n_embd, c.n_embd);
+  grow(logits.values, static_cast<size_t>(live) * c.n_vocab);
+  kernels::matmul(weights_.output, acts_, logits.values.data(), c.n_vocab, pool_, scratch_);
+}
+
+void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
+  const ModelConfig& c = config_;
+  const LayerWeights& w = weights_.layers[layer];
+  const int64_t rows = static_cast<int64_t>(batch.size());
+  const int64_t hd = c.head_dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), half = c.rope_dims() / 2;
+
+  for (int64_t r = 0; r < rows; ++r)
+    kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.attn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
+  acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
+  kernels::matmul(w.wq, acts_, ws_.q.data(), q_dim, pool_, scratch_);
+  kernels::matmul(w.wk, acts_, ws_.k.data(), kv_dim, pool_, scratch_);
+  kernels::matmul(w.wv, acts_, ws_.v.data(), kv_dim, pool_, scratch_);
+
+  const kernels::RopeStyle style = c.rope_halves() ? kernels::RopeStyle::Halves : kernels::RopeStyle::Adjacent;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* q = ws_.q.data() + r * q_dim;
+    float* k = ws_.k.data() + r * kv_dim;
+    float* v = ws_.v.data() + r * kv_dim;
+    if (w.bq) {
+      kernels::add(q, w.bq, q_dim);
+      kernels::add(k, w.bk, kv_dim);
+      kernels::add(v, w.bv, kv_dim);
+    }
+    if (w.q_norm) {
+      for (int64_t h = 0; h < c.n_head; ++h) kernels::rms_norm(q + h * hd, w.q_norm, q + h * hd, hd, c.rms_eps);
+      for (int64_t h = 0; h < c.n_head_kv; ++h) kernels::rms_norm(k + h * hd, w.k_norm, k + h * hd, hd, c.rms_eps);
+    }
+    const float* cos = ws_.rope_cos.data() + r * half;
+    const float* sin = ws_.rope_sin.data() + r * half;
+    kernels::rope_apply(q, static_cast<int>(c.n_head), static_cast<int>(hd), static_cast<int>(c.rope_dims()), style,
+                        cos, sin);
+    kernels::rope_apply(k, static_cast<int>(c.n_head_kv), static_cast<int>(hd), static_cast<int>(c.rope_dims()),
+                        style, cos, sin);
+    const BatchRow& row = batch.rows[r];
+    uint16_t* k_cache = cache.k_row(row.seq, layer, row.pos);
+    uint16_t* v_cache = cache.v_row(row.seq, layer, row.pos);
+    for (int64_t i = 0; i < kv_dim; ++i) {
+      k_cache[i] = tensor::f32_to_f16(k[i]);
+      v_cache[i] = tensor::f32_to_f16(v[i]);
+    }
+  }
+
+  // Each (row, head) attends to its sequence's positions up to its own (causal).
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head (GQA)
+  const int64_t n_ctx = cache.n_ctx();
+  pool_.run(rows * c.n_head, [&](int64_t t0, int64_t t1, int thread) {
+    float* scores = ws_.scores.data() + thread * n_ctx;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t r = t / c.n_head, h = t % c.n_head;
+      const BatchRow& row = batch.rows[r];
+      kernels::attention_head(ws_.q.data() + r * q_dim + h * hd, cache.view(row.seq, layer), static_cast<int>(h / group),
+                              static_cast<int>(hd), row.pos + 1, scale, scores, ws_.attn.data() + r * q_dim + h * hd);
+    }
+  });
+
+  acts_.set(ws_.attn.data(), rows, q_dim, q_dim);
+  kernels::matmul(w.wo, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
+  kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);
+}
+
+void Model::ffn_block(int layer, int64_t rows) {
+  const ModelConfig& c = config_;
+  const LayerWeights& w = weights_.layers[layer];
+  for (int64_t r = 0; r < rows; ++r)
+    kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.ffn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
+  acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
+  kernels::matmul(w.w_gate, acts_, ws_.gate.data(), c.n_ff, pool_, scratch_);
+  kernels::matmul(w.w_up, acts_, ws_.up.data(), c.n_ff, pool_, scratch_);
+  kernels::silu_mul(ws_.gate.data(), ws_.up.data(), ws_.gate.data(), rows * c.n_ff);
+  acts_.set(ws_.gate.data(), rows, c.n_ff, c.n_ff);
+  kernels::matmul(w.w_down, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
+  kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);
+}
+
+// Moves the residual rows that want logits to the front, in batch order; returns how many.
+int64_t Model::keep_logit_rows(const Batch& batch, Logits& logits) {
+  const int64_t n = config_.n_embd;
+  int64_t kept = 0;
+  for (size_t r = 0; r < batch.size(); ++r) {
+    if (!batch.rows[r].logits) continue;
+    if (kept != static_cast<int64_t>(r))
+      std::memcpy(ws_.x.data() + kept * n, ws_.x.data() + r * n, n * sizeof(float));
+    logits.batch_rows.push_back(static_cast<int32_t>(r));
+    ++kept;
+  }
+  return kept;
+}
+
+}  // namespace nanoserve::model

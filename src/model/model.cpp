@@ -1,0 +1,76 @@
+// Loading a Model, and the checks and buffers around its forward pass (forward.cpp).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "model/model.h"
+
+namespace nanoserve::model {
+namespace {
+
+int default_threads(int requested) { return requested > 0 ? requested : kernels::ThreadPool::physical_cores(); }
+
+int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd, c.n_ff, c.q_dim()}); }
+
+}  // namespace
+
+Model::Model(const std::string& path, ModelOptions options)
+    : file_(gguf::File::open(path)),
+      config_(from_gguf(file_)),
+      weights_(bind_weights(file_, config_)),
+      pool_(default_threads(options.threads)),
+      scratch_(pool_.size(), widest_input(config_)) {}
+
+uint64_t Model::weight_bytes_per_token() const {
+  const ModelConfig& c = config_;
+  auto bytes = [](const kernels::Matrix& m) { return m.row_bytes * static_cast<uint64_t>(m.n_out); };
+  uint64_t total = bytes(weights_.output) + weights_.token_embd.row_bytes + c.n_embd * sizeof(float);
+  for (const LayerWeights& l : weights_.layers) {
+    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) + bytes(l.w_down);
+    total += 2 * c.n_embd * sizeof(float);  // the two norms
+  }
+  return total;
+}
+
+void Model::check(const Batch& batch, const KvCache& cache) {
+  if (!cache.fits(config_)) throw std::invalid_argument("the KV cache was made for a model of another shape");
+  std::vector<int64_t>& next = ws_.next_pos;  // per sequence: the position its next row must have
+  next.resize(cache.n_seq());
+  for (int s = 0; s < cache.n_seq(); ++s) next[s] = cache.length(s);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const BatchRow& row = batch.rows[i];
+    auto fail = [&](const std::string& what) {
+      throw std::invalid_argument("batch row " + std::to_string(i) + ": " + what);
+    };
+    if (row.token < 0 || row.token >= static_cast<int64_t>(config_.n_vocab))
+      fail("token " + std::to_string(row.token) + " is outside the vocabulary (" + std::to_string(config_.n_vocab) + ")");
+    if (row.seq < 0 || row.seq >= cache.n_seq()) fail("sequence " + std::to_string(row.seq) + " has no cache");
+    if (row.pos != next[row.seq])
+      fail("position " + std::to_string(row.pos) + " does not continue sequence " + std::to_string(row.seq) +
+           " (expected " + std::to_string(next[row.seq]) + ")");
+    if (row.pos >= cache.n_ctx()) fail("position " + std::to_string(row.pos) + " is beyond the context size");
+    ++next[row.seq];
+  }
+}
+
+void Model::reserve(int64_t rows, int64_t n_ctx) {
+  const ModelConfig& c = config_;
+  auto grow = [](auto& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+  };
+  grow(ws_.x, rows * c.n_embd);
+  grow(ws_.xn, rows * c.n_embd);
+  grow(ws_.q, rows * c.q_dim());
+  grow(ws_.k, rows * c.kv_dim());
+  grow(ws_.v, rows * c.kv_dim());
+  grow(ws_.attn, rows * c.q_dim());
+  grow(ws_.gate, rows * c.n_ff);
+  grow(ws_.up, rows * c.n_ff);
+  grow(ws_.rope_cos, rows * c.rope_dims() / 2);
+  grow(ws_.rope_sin, rows * c.rope_dims() / 2);
+  grow(ws_.scores, static_cast<size_t>(pool_.size()) * n_ctx);
+  ws_.rows = std::max(ws_.rows, rows);
+}
+
+
+}  // namespace nanoserve::model

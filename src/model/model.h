@@ -1,0 +1,68 @@
+// A Llama-family model (llama, qwen2, qwen3) loaded from GGUF, and its forward pass.
+//
+// forward() evaluates a batch of token rows in one pass over the weights: per layer,
+//   h   = x + Wo · attention(rope(Wq · norm(x)), rope(Wk · norm(x)), Wv · norm(x))
+//   x'  = h + Wdown · (silu(Wgate · norm(h)) * (Wup · norm(h)))
+// then logits = Wout · norm(x) for the rows that ask for them. The model owns its thread pool
+// and working buffers, so one Model serves one caller at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/file.h"
+#include "kernels/activations.h"
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+#include "model/batch.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/weights.h"
+
+namespace nanoserve::model {
+
+struct ModelOptions {
+  int threads = 0;  // 0 = the machine's physical cores
+};
+
+class Model {
+ public:
+  // Maps the file and binds its weights (throws on an unsupported or malformed model).
+  explicit Model(const std::string& path, ModelOptions options = {});
+
+  const ModelConfig& config() const { return config_; }
+  const gguf::File& file() const { return file_; }
+  int threads() const { return pool_.size(); }
+  // Bytes of weights one decode step reads: every matrix once, the norms, one embedding row.
+  uint64_t weight_bytes_per_token() const;
+
+  // Appends the batch's rows to their sequences in `cache` and fills `logits` (reusing its
+  // storage) for the rows that asked. Throws std::invalid_argument for a row whose token,
+  // sequence or position does not fit (see Batch); the cache is unchanged then.
+  void forward(const Batch& batch, KvCache& cache, Logits& logits);
+
+ private:
+  // Buffers sized for the largest batch seen so far (grown outside the kernels).
+  struct Workspace {
+    int64_t rows = 0;
+    std::vector<float> x, xn, q, k, v, attn, gate, up, rope_cos, rope_sin, scores;
+    std::vector<int64_t> next_pos;  // check(): per sequence, the next position
+  };
+
+  void check(const Batch& batch, const KvCache& cache);
+  void reserve(int64_t rows, int64_t n_ctx);
+  void attention_block(int layer, const Batch& batch, KvCache& cache);
+  void ffn_block(int layer, int64_t rows);
+  int64_t keep_logit_rows(const Batch& batch, Logits& logits);
+
+  gguf::File file_;
+  ModelConfig config_;
+  ModelWeights weights_;
+  kernels::ThreadPool pool_;
+  kernels::MatmulScratch scratch_;
+  kernels::Activations acts_;
+  Workspace ws_;
+};
+
+}  // namespace nanoserve::model

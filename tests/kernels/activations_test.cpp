@@ -1,0 +1,77 @@
+// Activation quantization mirrors llama.cpp's x86 quantize_row_q8_0 / q8_1 and ggml's q8_K.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/activations.h"
+#include "tensor/blocks.h"
+#include "tensor/fp16.h"
+#include "tensor/quant.h"
+
+namespace nanoserve::kernels {
+namespace {
+
+TEST(Q8Block32, ScaleMultiplierAndRoundingAreLlamaCppX86s) {
+  // amax 127 makes the multiplier exactly 1: 2.5 rounds to even (2), not away from zero (3).
+  std::vector<float> x(32, 0.0f);
+  x[0] = 127.0f;
+  x[1] = 2.5f;
+  x[2] = -3.5f;
+  x[3] = 0.49f;
+  std::vector<int8_t> q(32);
+  float d, s;
+  quantize_q8_block32(x.data(), 32, q.data(), &d, &s);
+  EXPECT_EQ(q[0], 127);
+  EXPECT_EQ(q[1], 2);
+  EXPECT_EQ(q[2], -4);
+  EXPECT_EQ(q[3], 0);
+  EXPECT_EQ(d, 1.0f);
+  EXPECT_EQ(s, 127.0f + 2 - 4);
+}
+
+TEST(Q8Block32, ZeroBlockAndFp16Scales) {
+  std::vector<float> x(64, 0.0f);
+  for (int i = 32; i < 64; ++i) x[i] = 0.001f * (i - 40);
+  std::vector<int8_t> q(64);
+  float d[2], s[2];
+  quantize_q8_block32(x.data(), 64, q.data(), d, s);
+  EXPECT_EQ(d[0], 0.0f);
+  EXPECT_EQ(s[0], 0.0f);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(q[i], 0);
+  const float amax = 0.023f;
+  EXPECT_EQ(d[1], tensor::f16_to_f32(tensor::f32_to_f16(amax / 127.0f)));
+  for (int i = 32; i < 64; ++i) EXPECT_NEAR(q[i] * (amax / 127.0f), x[i], amax / 127.0f / 2 + 1e-7f);
+}
+
+TEST(Q8K, EqualsTheTensorRoomsQuantizer) {
+  std::vector<float> x(512);
+  for (int i = 0; i < 512; ++i) x[i] = std::sin(0.37f * i) * (i < 256 ? 1.0f : 30.0f);
+  std::vector<int8_t> q(512);
+  float d[2];
+  int16_t bsums[32];
+  quantize_q8_k(x.data(), 512, q.data(), d, bsums);
+  tensor::BlockQ8_K blocks[2];
+  tensor::quantize_row(TensorType::Q8_K, x.data(), blocks, 512);
+  for (int b = 0; b < 2; ++b) {
+    EXPECT_EQ(d[b], blocks[b].d);
+    for (int i = 0; i < 256; ++i) EXPECT_EQ(q[256 * b + i], blocks[b].qs[i]);
+    for (int g = 0; g < 16; ++g) EXPECT_EQ(bsums[16 * b + g], blocks[b].bsums[g]);
+  }
+}
+
+TEST(Activations, FormsFollowTheRowsAndAreMadeOnce) {
+  std::vector<float> x = {1.0f, -2.0f, 0.333333f, 65520.0f};  // 65520 rounds to F16 infinity
+  Activations acts;
+  acts.set(x.data(), 2, 2, 2);
+  acts.prepare(ActType::F16);
+  acts.prepare(ActType::BF16);
+  EXPECT_EQ(acts.f16(0)[1], tensor::f32_to_f16(-2.0f));
+  EXPECT_EQ(acts.f16(1)[0], tensor::f32_to_f16(0.333333f));
+  EXPECT_EQ(acts.f16(1)[1], 0x7c00);
+  EXPECT_EQ(acts.bf16(1)[0], tensor::f32_to_bf16(0.333333f));
+  EXPECT_EQ(acts.f32(1)[1], 65520.0f);
+}
+
+}  // namespace
+}  // namespace nanoserve::kernels

@@ -1,0 +1,148 @@
+// matmul for every weight type: the SIMD kernels of every Highway target this CPU runs equal
+// the scalar reference, and the reference computes what the weights and activations mean.
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "tensor/quant.h"
+
+namespace nanoserve::kernels {
+namespace {
+
+const std::vector<TensorType> kWeightTypes = {
+    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1,
+    TensorType::Q5_0, TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+    TensorType::Q6_K};
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// A weight matrix quantized from random floats; keeps its bytes and the floats they decode to.
+struct TestMatrix {
+  std::vector<uint8_t> bytes;
+  std::vector<float> decoded;  // n_out × n_in
+  Matrix m;
+  TestMatrix(TensorType type, int64_t n_in, int64_t n_out, uint32_t seed) {
+    const auto w = random_floats(n_in * n_out, seed, 0.05f);
+    const uint64_t row_bytes = *gguf::row_bytes(type, n_in);
+    bytes.resize(row_bytes * n_out);
+    decoded.resize(n_in * n_out);
+    for (int64_t o = 0; o < n_out; ++o) {
+      tensor::quantize_row(type, w.data() + o * n_in, bytes.data() + o * row_bytes, n_in);
+      tensor::dequantize_row(type, bytes.data() + o * row_bytes, decoded.data() + o * n_in, n_in);
+    }
+    m = {type, bytes.data(), n_in, n_out, row_bytes};
+  }
+};
+
+std::string type_label(const testing::TestParamInfo<TensorType>& info) {
+  return std::string(gguf::type_name(info.param));
+}
+
+class MatmulTest : public testing::TestWithParam<TensorType> {};
+
+// The reference equals the float product of what the weights and the activations decode to:
+// exactly for quantized types (integer sums), to rounding for the float types.
+TEST_P(MatmulTest, ReferenceMatchesDecodedMath) {
+  const int64_t n_in = 512, n_out = 9, n_rows = 3;
+  TestMatrix w(GetParam(), n_in, n_out, 7);
+  const auto x = random_floats(n_in * n_rows, 8);
+  Activations acts;
+  acts.set(x.data(), n_rows, n_in, n_in);
+  std::vector<float> out(n_rows * n_out);
+  matmul_reference(w.m, acts, out.data(), n_out);
+
+  // What the activation rows decode to in the weight's vec-dot type.
+  const ActType act = act_type_for(GetParam());
+  for (int64_t r = 0; r < n_rows; ++r) {
+    std::vector<float> a(x.begin() + r * n_in, x.begin() + (r + 1) * n_in);
+    if (act == ActType::F16 || act == ActType::BF16) {
+      std::vector<uint16_t> h(n_in);
+      const TensorType t = act == ActType::F16 ? TensorType::F16 : TensorType::BF16;
+      tensor::quantize_row(t, a.data(), h.data(), n_in);
+      tensor::dequantize_row(t, h.data(), a.data(), n_in);
+    } else if (act == ActType::Q8_K) {
+      const Q8KRows& k = acts.q8_k();
+      for (int64_t i = 0; i < n_in; ++i) a[i] = k.d[(r * n_in + i) / 256] * k.q[r * n_in + i];
+    } else if (act != ActType::F32) {
+      const Q8Block32Rows& b = acts.q8_block32();
+      for (int64_t i = 0; i < n_in; ++i) a[i] = b.d[(r * n_in + i) / 32] * b.q[r * n_in + i];
+    }
+    for (int64_t o = 0; o < n_out; ++o) {
+      double expected = 0.0, magnitude = 0.0;
+      for (int64_t i = 0; i < n_in; ++i) {
+        expected += static_cast<double>(w.decoded[o * n_in + i]) * a[i];
+        magnitude += std::fabs(static_cast<double>(w.decoded[o * n_in + i]) * a[i]);
+      }
+      // Float rounding of the per-block scales (and Q8_1's fp16 block sums) only.
+      EXPECT_NEAR(out[r * n_out + o], expected, 2e-3 * magnitude + 1e-6) << "row " << r << " out " << o;
+    }
+  }
+}
+
+// Every SIMD target gives the reference's result: bit for bit for quantized weights (the
+// same integer sums and the same float steps), to float rounding for F32/F16/BF16.
+TEST_P(MatmulTest, EverySimdTargetMatchesReference) {
+  const int64_t n_in = 768, n_out = 13, n_rows = 4;
+  TestMatrix w(GetParam(), n_in, n_out, 11);
+  const auto x = random_floats(n_in * n_rows, 12);
+  Activations acts;
+  acts.set(x.data(), n_rows, n_in, n_in);
+  std::vector<float> ref(n_rows * n_out), got(n_rows * n_out);
+  matmul_reference(w.m, acts, ref.data(), n_out);
+  const bool exact = act_type_for(GetParam()) != ActType::F32 && act_type_for(GetParam()) != ActType::F16 &&
+                     act_type_for(GetParam()) != ActType::BF16;
+  ThreadPool pool(1);
+  MatmulScratch scratch(1, n_in);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    matmul(w.m, acts, got.data(), n_out, pool, scratch);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      if (exact)
+        ASSERT_EQ(got[i], ref[i]) << hwy::TargetName(target) << " element " << i;
+      else
+        ASSERT_NEAR(got[i], ref[i], 1e-5f * (1.0f + std::fabs(ref[i]))) << hwy::TargetName(target) << " element " << i;
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Splitting output rows between threads changes nothing.
+TEST_P(MatmulTest, ThreadsGiveIdenticalResults) {
+  const int64_t n_in = 256, n_out = 31, n_rows = 5;
+  TestMatrix w(GetParam(), n_in, n_out, 21);
+  const auto x = random_floats(n_in * n_rows, 22);
+  Activations acts;
+  acts.set(x.data(), n_rows, n_in, n_in);
+  std::vector<float> one(n_rows * n_out), three(n_rows * n_out);
+  ThreadPool pool1(1), pool3(3);
+  MatmulScratch scratch(3, n_in);
+  matmul(w.m, acts, one.data(), n_out, pool1, scratch);
+  matmul(w.m, acts, three.data(), n_out, pool3, scratch);
+  EXPECT_EQ(one, three);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, testing::ValuesIn(kWeightTypes), type_label);
+
+TEST(Matmul, RejectsMismatchedShapesAndTypes) {
+  TestMatrix w(TensorType::Q8_0, 64, 2, 1);
+  const auto x = random_floats(32, 2);
+  Activations acts;
+  acts.set(x.data(), 1, 32, 32);
+  std::vector<float> out(2);
+  EXPECT_THROW(matmul_reference(w.m, acts, out.data(), 2), std::invalid_argument);
+  EXPECT_THROW(act_type_for(TensorType::IQ2_XXS), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nanoserve::kernels

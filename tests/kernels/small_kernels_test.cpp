@@ -1,0 +1,135 @@
+// RMSNorm, RoPE, attention and the element-wise kernels against plain double-precision math.
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/norm.h"
+#include "kernels/ops.h"
+#include "kernels/rope.h"
+#include "tensor/fp16.h"
+
+namespace nanoserve::kernels {
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+TEST(RmsNorm, MatchesDefinition) {
+  const auto x = random_floats(300, 1), w = random_floats(300, 2);
+  std::vector<float> y(300);
+  rms_norm(x.data(), w.data(), y.data(), 300, 1e-5f);
+  double ss = 0;
+  for (float v : x) ss += double(v) * v;
+  const double inv = 1.0 / std::sqrt(ss / 300 + 1e-5);
+  for (int i = 0; i < 300; ++i) EXPECT_NEAR(y[i], x[i] * inv * w[i], 1e-5);
+  std::vector<float> inplace = x;
+  rms_norm(inplace.data(), w.data(), inplace.data(), 300, 1e-5f);
+  EXPECT_EQ(inplace, y);
+}
+
+TEST(Rope, BothStylesRotateTheRightPairsByTheRightAngles) {
+  const int head_dim = 8, n_rot = 6, n_heads = 2;
+  const float base = 10000.0f;
+  const float factors[3] = {1.0f, 2.0f, 4.0f};
+  for (RopeStyle style : {RopeStyle::Adjacent, RopeStyle::Halves}) {
+    const auto x = random_floats(head_dim * n_heads, 3);
+    std::vector<float> y = x;
+    float c[3], s[3];
+    rope_angles(37, n_rot, base, factors, c, s);
+    rope_apply(y.data(), n_heads, head_dim, n_rot, style, c, s);
+    for (int h = 0; h < n_heads; ++h) {
+      const float* in = x.data() + h * head_dim;
+      const float* out = y.data() + h * head_dim;
+      for (int i = 0; i < n_rot / 2; ++i) {
+        const int a = style == RopeStyle::Adjacent ? 2 * i : i;
+        const int b = style == RopeStyle::Adjacent ? 2 * i + 1 : i + n_rot / 2;
+        const double angle = 37.0 * std::pow(double(base), -2.0 * i / n_rot) / factors[i];
+        EXPECT_NEAR(out[a], in[a] * std::cos(angle) - in[b] * std::sin(angle), 1e-4);
+        EXPECT_NEAR(out[b], in[a] * std::sin(angle) + in[b] * std::cos(angle), 1e-4);
+      }
+      for (int i = n_rot; i < head_dim; ++i) EXPECT_EQ(out[i], in[i]);  // beyond n_rot: untouched
+    }
+  }
+}
+
+TEST(Rope, PositionZeroIsIdentity) {
+  float c[4], s[4];
+  rope_angles(0, 8, 1e6f, nullptr, c, s);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(c[i], 1.0f);
+    EXPECT_EQ(s[i], 0.0f);
+  }
+}
+
+TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
+  const int head_dim = 16, n_kv_heads = 2, n_kv = 23;
+  const int64_t stride = head_dim * n_kv_heads + 3;  // a padded cache row
+  const auto kf = random_floats(stride * n_kv, 4), vf = random_floats(stride * n_kv, 5);
+  std::vector<uint16_t> k(kf.size()), v(vf.size());
+  for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
+  const auto q = random_floats(head_dim, 6);
+  std::vector<float> scores(n_kv), out(head_dim);
+  const float scale = 0.25f;
+  attention_head_reference(q.data(), {k.data(), v.data(), stride}, 1, head_dim, n_kv, scale, scores.data(), out.data());
+
+  std::vector<double> w(n_kv);
+  double max = -1e30, sum = 0;
+  for (int p = 0; p < n_kv; ++p) {
+    double dot = 0;
+    for (int i = 0; i < head_dim; ++i) dot += q[i] * double(tensor::f16_to_f32(k[p * stride + head_dim + i]));
+    w[p] = dot * scale;
+    max = std::max(max, w[p]);
+  }
+  for (auto& x : w) sum += (x = std::exp(x - max));
+  for (int i = 0; i < head_dim; ++i) {
+    double expected = 0;
+    for (int p = 0; p < n_kv; ++p) expected += w[p] / sum * tensor::f16_to_f32(v[p * stride + head_dim + i]);
+    EXPECT_NEAR(out[i], expected, 1e-5);
+  }
+}
+
+// Every SIMD target against the reference, for head sizes with and without a vector tail.
+TEST(Attention, EverySimdTargetMatchesReference) {
+  for (int head_dim : {64, 80, 7}) {
+    const int n_kv = 300;
+    const int64_t stride = 2 * head_dim;
+    const auto kf = random_floats(stride * n_kv, 7), vf = random_floats(stride * n_kv, 8);
+    std::vector<uint16_t> k(kf.size()), v(vf.size());
+    for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
+    const auto q = random_floats(head_dim, 9);
+    std::vector<float> scores(n_kv), ref(head_dim), got(head_dim);
+    const KvView kv{k.data(), v.data(), stride};
+    attention_head_reference(q.data(), kv, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      attention_head(q.data(), kv, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+      for (int i = 0; i < head_dim; ++i)
+        ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " head_dim " << head_dim << " i " << i;
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+}
+
+TEST(Ops, SiluMulAddSoftmax) {
+  std::vector<float> g = {-2.0f, 0.0f, 3.0f}, u = {1.0f, 5.0f, -2.0f}, out(3);
+  silu_mul(g.data(), u.data(), out.data(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], g[i] / (1 + std::exp(-g[i])) * u[i], 1e-6);
+  add(out.data(), u.data(), 3);
+  EXPECT_NEAR(out[1], 5.0f, 1e-6);
+  std::vector<float> x = {1.0f, 2.0f, 3.0f};
+  EXPECT_EQ(softmax(x.data(), 3), 3.0f);
+  double e = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(x[i], std::exp(i + 1.0) / e, 1e-6);
+}
+
+}  // namespace
+}  // namespace nanoserve::kernels

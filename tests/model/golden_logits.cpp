@@ -1,0 +1,53 @@
+#include "model/golden_logits.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "support/test_paths.h"
+
+namespace nanoserve::test {
+
+std::vector<std::string> golden_logit_models() {
+  std::vector<std::string> names = {"qwen3vocab-qwen3-Q8_0"};
+  for (const char* t : {"BF16", "F16", "Q2_K", "Q3_K_M", "Q4_0", "Q4_1", "Q4_K_M", "Q5_0", "Q5_1", "Q5_K_M", "Q6_K", "Q8_0"})
+    names.push_back(std::string("tiny-qwen3-") + t);
+  for (const char* t : {"F16", "Q4_K_M", "Q8_0"}) {
+    names.push_back(std::string("tiny-qwen2-") + t);
+    names.push_back(std::string("tiny-llama-") + t);
+  }
+  return names;
+}
+
+std::string GoldenModel::gguf_path() const { return shared_path("golden/models/" + name + ".gguf"); }
+
+GoldenModel load_golden(const std::string& name) {
+  GoldenModel g;
+  g.name = name;
+  const auto j = nlohmann::json::parse(read_file(shared_path("golden/models/" + name + ".json")));
+  g.n_vocab = j.at("n_vocab").get<int64_t>();
+  for (const auto& s : j.at("sequences")) {
+    GoldenSequence seq;
+    s.at("input_ids").get_to(seq.input_ids);
+    s.at("logit_positions").get_to(seq.logit_positions);
+    seq.bin_offset = s.at("bin_offset_floats").get<int64_t>();
+    s.at("argmax_all").get_to(seq.argmax_all);
+    s.at("top1_top2_margin_all").get_to(seq.margin_all);
+    s.at("last_pos_top32_ids").get_to(seq.top32_ids);
+    s.at("last_pos_top32_logits").get_to(seq.top32_logits);
+    s.at("greedy_ids").get_to(seq.greedy_ids);
+    s.at("greedy_top1_top2_margin").get_to(seq.greedy_margin);
+    g.sequences.push_back(std::move(seq));
+  }
+  const std::string bytes = read_file(shared_path("golden/models/" + name + ".bin"));
+  if (bytes.size() % sizeof(float)) throw std::runtime_error(name + ".bin is not a whole number of floats");
+  g.bin.resize(bytes.size() / sizeof(float));
+  std::memcpy(g.bin.data(), bytes.data(), bytes.size());
+  for (const auto& s : g.sequences)
+    if (s.bin_offset + static_cast<int64_t>(s.logit_positions.size()) * g.n_vocab > static_cast<int64_t>(g.bin.size()))
+      throw std::runtime_error(name + ".bin is shorter than its JSON says");
+  return g;
+}
+
+}  // namespace nanoserve::test

@@ -1,0 +1,39 @@
+// The llama.cpp references of ../shared/golden/models (see its README): per model, token
+// sequences with the logits, argmaxes and greedy continuations llama.cpp computed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nanoserve::test {
+
+struct GoldenSequence {
+  std::vector<int32_t> input_ids;
+  std::vector<int64_t> logit_positions;  // positions whose full logits are in the .bin
+  int64_t bin_offset = 0;                // in floats
+  std::vector<int32_t> argmax_all;       // per position
+  std::vector<float> margin_all;         // top1 - top2 logit, per position
+  std::vector<int32_t> top32_ids;        // at the last position, best first
+  std::vector<float> top32_logits;
+  std::vector<int32_t> greedy_ids;       // 32 greedy tokens after the sequence
+  std::vector<float> greedy_margin;
+};
+
+struct GoldenModel {
+  std::string name;  // "tiny-qwen3-Q4_K_M"
+  int64_t n_vocab = 0;
+  std::vector<GoldenSequence> sequences;
+  std::vector<float> bin;
+  std::string gguf_path() const;
+  // The stored logits of a sequence at logit_positions[i].
+  const float* stored_logits(const GoldenSequence& s, size_t i) const {
+    return bin.data() + s.bin_offset + static_cast<int64_t>(i) * n_vocab;
+  }
+};
+
+// Every golden model with logits (the README's table, F32 master excluded), sorted.
+std::vector<std::string> golden_logit_models();
+GoldenModel load_golden(const std::string& name);
+
+}  // namespace nanoserve::test

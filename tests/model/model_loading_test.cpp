@@ -1,0 +1,229 @@
+// Hyperparameters come from GGUF metadata; weight binding names the first tensor that is
+// missing, misshapen or of an unsupported type; the forward pass refuses malformed batches.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "gguf/writer.h"
+#include "model/model.h"
+#include "model/synth.h"
+#include "support/test_paths.h"
+
+namespace nanoserve::model {
+namespace {
+
+std::string golden(const std::string& name) { return test::shared_path("golden/models/" + name + ".gguf"); }
+
+std::string temp_path(const std::string& tag) {
+  return ::testing::TempDir() + "/model-loading-" + std::to_string(getpid()) + "-" + tag + ".gguf";
+}
+
+// A copy of a GGUF file with edits: metadata values replaced, and each tensor kept, changed
+// (type, dims, bytes) or dropped (edit returns false).
+struct TensorCopy {
+  std::string name;
+  gguf::TensorType type;
+  std::vector<uint64_t> dims;
+  std::vector<uint8_t> bytes;
+};
+
+std::string edited_copy(const std::string& src, const std::string& tag,
+                        const std::vector<std::pair<std::string, gguf::Value>>& metadata,
+                        const std::function<bool(TensorCopy&)>& edit) {
+  const gguf::File f = gguf::File::open(src);
+  const std::string path = temp_path(tag);
+  std::ofstream out(path, std::ios::binary);
+  gguf::Writer w(out);
+  for (const auto& [k, v] : f.metadata().entries()) w.set(k, v);
+  for (const auto& [k, v] : metadata) w.set(k, v);
+  std::vector<TensorCopy> tensors;
+  for (const auto& t : f.tensors()) {
+    TensorCopy c{t.name, t.type, t.dims, {t.data, t.data + t.n_bytes}};
+    if (edit(c)) tensors.push_back(std::move(c));
+  }
+  for (const auto& t : tensors) w.add_tensor(t.name, t.type, t.dims);
+  w.write_header();
+  for (const auto& t : tensors) w.write_data(t.bytes);
+  w.finish();
+  return path;
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    Model m(path, {.threads = 1});
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+TEST(ModelConfig, FromGgufMetadata) {
+  const ModelConfig q = from_gguf(gguf::File::open(golden("tiny-qwen3-Q4_K_M")));
+  EXPECT_EQ(q.arch, "qwen3");
+  EXPECT_EQ(q.n_layer, 4u);
+  EXPECT_EQ(q.n_embd, 256u);
+  EXPECT_EQ(q.n_ff, 768u);
+  EXPECT_EQ(q.n_head, 4u);
+  EXPECT_EQ(q.n_head_kv, 2u);
+  EXPECT_EQ(q.head_dim, 64u);
+  EXPECT_EQ(q.n_vocab, 1024u);
+  EXPECT_EQ(q.n_ctx_train, 4096u);
+  EXPECT_FLOAT_EQ(q.rms_eps, 1e-6f);
+  EXPECT_FLOAT_EQ(q.rope_base, 1e6f);
+  EXPECT_TRUE(q.tied_output);
+  EXPECT_TRUE(q.rope_halves());
+  EXPECT_TRUE(q.has_qk_norm());
+
+  const ModelConfig l = from_gguf(gguf::File::open(golden("tiny-llama-F16")));
+  EXPECT_FALSE(l.tied_output);
+  EXPECT_FALSE(l.rope_halves());
+  EXPECT_FLOAT_EQ(l.rope_base, 5e5f);
+  EXPECT_EQ(l.rope_dims(), 64u);
+
+  EXPECT_EQ(from_gguf(gguf::File::open(golden("qwen3vocab-qwen3-Q8_0"))).n_vocab, 151936u);  // padding rows count
+  EXPECT_TRUE(from_gguf(gguf::File::open(golden("tiny-qwen2-Q8_0"))).has_qkv_bias());
+
+  // pycoder: 8 heads of 64 on a 256-wide model (key_length says so, not n_embd / n_head).
+  const ModelConfig p = from_gguf(gguf::File::open(test::shared_path("models/pycoder/pycoder-q8_0.gguf")));
+  EXPECT_EQ(p.head_dim, 64u);
+  EXPECT_EQ(p.q_dim(), 512u);
+  EXPECT_EQ(p.n_vocab, 4096u);
+}
+
+TEST(ModelLoading, UnsupportedArchitectureIsNamed) {
+  const std::string path = edited_copy(golden("tiny-qwen3-Q8_0"), "arch", {{"general.architecture", gguf::Value::string("gemma")}},
+                                       [](TensorCopy&) { return true; });
+  EXPECT_NE(load_error(path).find("unsupported architecture 'gemma'"), std::string::npos) << load_error(path);
+}
+
+TEST(ModelLoading, MissingTensorIsNamed) {
+  const std::string path = edited_copy(golden("tiny-qwen3-Q8_0"), "missing", {},
+                                       [](TensorCopy& t) { return t.name != "blk.2.ffn_up.weight"; });
+  EXPECT_EQ(load_error(path), "model tensor blk.2.ffn_up.weight is missing");
+}
+
+TEST(ModelLoading, WrongShapeIsNamed) {
+  const std::string path = edited_copy(golden("tiny-qwen3-F16"), "shape", {}, [](TensorCopy& t) {
+    if (t.name == "blk.1.attn_k.weight") std::swap(t.dims[0], t.dims[1]);
+    return true;
+  });
+  EXPECT_EQ(load_error(path), "model tensor blk.1.attn_k.weight has shape [128, 256], expected [256, 128]");
+}
+
+TEST(ModelLoading, UnsupportedTypesAreNamed) {
+  const std::string iq = edited_copy(golden("tiny-qwen3-F16"), "iq", {}, [](TensorCopy& t) {
+    if (t.name == "blk.0.attn_q.weight") {
+      t.type = gguf::TensorType::IQ2_XXS;
+      t.bytes.assign(*gguf::row_bytes(t.type, t.dims[0]) * t.dims[1], 0);
+    }
+    return true;
+  });
+  EXPECT_EQ(load_error(iq), "model tensor blk.0.attn_q.weight has unsupported type IQ2_XXS");
+  const std::string norm = edited_copy(golden("tiny-qwen3-F16"), "norm", {}, [](TensorCopy& t) {
+    if (t.name == "output_norm.weight") {
+      t.type = gguf::TensorType::F16;
+      t.bytes.resize(t.bytes.size() / 2);
+    }
+    return true;
+  });
+  EXPECT_EQ(load_error(norm), "model tensor output_norm.weight has type F16, expected F32");
+}
+
+TEST(ModelForward, RejectsBatchesThatDoNotFit) {
+  Model m(golden("tiny-qwen2-Q8_0"), {.threads = 1});
+  KvCache cache(m.config(), 8, 2);
+  Logits logits;
+  auto error = [&](const Batch& b) {
+    try {
+      m.forward(b, cache, logits);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  Batch b;
+  b.add(0, 0, 1024, true);
+  EXPECT_EQ(error(b), "batch row 0: token 1024 is outside the vocabulary (1024)");
+  b.clear();
+  b.add(0, 0, 5, false);
+  b.add(0, 2, 6, true);
+  EXPECT_EQ(error(b), "batch row 1: position 2 does not continue sequence 0 (expected 1)");
+  b.clear();
+  b.add(2, 0, 5, true);
+  EXPECT_EQ(error(b), "batch row 0: sequence 2 has no cache");
+  EXPECT_EQ(cache.length(0), 0);  // nothing was written
+
+  // Two sequences in one batch, interleaved: each gets the logits it would get alone.
+  b.clear();
+  for (int p = 0; p < 8; ++p) b.add(p % 2, p / 2, 100 + p % 2 * 7 + p, p >= 6);
+  m.forward(b, cache, logits);
+  ASSERT_EQ(logits.batch_rows, (std::vector<int32_t>{6, 7}));
+  EXPECT_EQ(cache.length(0), 4);
+  EXPECT_EQ(cache.length(1), 4);
+  for (int seq = 0; seq < 2; ++seq) {
+    KvCache alone(m.config(), 8);
+    Batch one;
+    for (int p = 0; p < 4; ++p) one.add(0, p, 100 + seq * 7 + 2 * p + seq, p == 3);
+    Logits single;
+    m.forward(one, alone, single);
+    EXPECT_TRUE(std::equal(single.row(0).begin(), single.row(0).end(), logits.row(seq).begin())) << "sequence " << seq;
+  }
+  b.clear();
+  b.add(0, 4, 1, false);
+  b.add(0, 5, 1, false);
+  b.add(0, 6, 1, false);
+  b.add(0, 7, 1, false);
+  m.forward(b, cache, logits);  // fills the context: no logits wanted, none given
+  EXPECT_TRUE(logits.batch_rows.empty());
+  b.clear();
+  b.add(0, 8, 1, true);
+  EXPECT_EQ(error(b), "batch row 0: position 8 is beyond the context size");
+
+  ModelConfig other = m.config();
+  other.n_head_kv = 4;
+  KvCache wrong(other, 8);
+  b.clear();
+  b.add(0, 0, 1, true);
+  try {
+    m.forward(b, wrong, logits);
+    ADD_FAILURE() << "accepted a cache of another shape";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "the KV cache was made for a model of another shape");
+  }
+}
+
+// Llama 3 frequency scaling: the rope_freqs tensor of a synthesized Llama 3.2 shape is bound
+// and used (the logits change when it is all ones instead).
+TEST(ModelForward, UsesRopeFreqs) {
+  ModelConfig c = ModelConfig{.arch = "llama", .n_layer = 2, .n_embd = 256, .n_ff = 512, .n_head = 4, .n_head_kv = 2,
+                              .head_dim = 64, .n_vocab = 512, .n_ctx_train = 4096, .rope_base = 500000.0f,
+                              .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = Llama3RopeScaling{}};
+  SynthOptions o{.config = c, .name = "rope", .type = "Q8_0", .out_path = temp_path("rope"), .tokenizer_json = "",
+                 .seed = 3, .threads = 1};
+  synthesize(o);
+  const std::string ones = edited_copy(o.out_path, "rope-ones", {}, [](TensorCopy& t) {
+    if (t.name == "rope_freqs.weight")
+      for (size_t i = 0; i < t.bytes.size(); i += 4) std::memcpy(&t.bytes[i], "\x00\x00\x80\x3f", 4);  // 1.0f
+    return true;
+  });
+  auto last_logits = [](const std::string& path) {
+    Model m(path, {.threads = 1});
+    KvCache cache(m.config(), 64);
+    Batch b;
+    for (int p = 0; p < 64; ++p) b.add(0, p, (p * 37) % 512, p == 63);
+    Logits logits;
+    m.forward(b, cache, logits);
+    return std::vector<float>(logits.row(0).begin(), logits.row(0).end());
+  };
+  const auto scaled = last_logits(o.out_path), plain = last_logits(ones);
+  for (float v : scaled) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_NE(scaled, plain);
+}
+
+}  // namespace
+}  // namespace nanoserve::model
