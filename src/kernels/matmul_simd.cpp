@@ -1,12 +1,16 @@
 // The SIMD body of matmul, compiled once per Highway target and dispatched at run time.
 // It computes what matmul_range_reference computes: float rows with vector FMAs, quantized
 // rows as exact integer group sums (so those results equal the reference bit for bit).
+#include <cstddef>
+#include <cstring>
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/matmul_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include "kernels/matmul_range.h"
+#include "tensor/blocks.h"
 #include "tensor/fp16.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -72,6 +76,87 @@ void GroupDots16(const int8_t* w, const int8_t* a, int64_t n, int32_t* groups) {
   }
 }
 
+// Levels widened to int16 (at most 256 bits) and their pairwise products' sums in int32.
+using D16 = hn::CappedTag<int16_t, 16>;
+using D32 = hn::Repartition<int32_t, D16>;
+
+// The exact integer dot product of 32 int8 levels, spread over the lanes of a vector of int32.
+hn::Vec<D32> LevelDot32(const int8_t* w, const int8_t* a) {
+  const D16 d16;
+  const D32 d32;
+  const hn::Rebind<int8_t, D16> d8;
+  const size_t N = hn::Lanes(d16);
+  auto sum0 = hn::Zero(d32), sum1 = hn::Zero(d32);
+  for (size_t j = 0; j < 32; j += N) {
+    const auto wv = hn::PromoteTo(d16, hn::LoadU(d8, w + j));
+    const auto av = hn::PromoteTo(d16, hn::LoadU(d8, a + j));
+    sum0 = hn::ReorderWidenMulAccumulate(d32, wv, av, sum0, sum1);
+  }
+  return hn::Add(sum0, sum1);
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+// The lane sums of four vectors of 128 or 256 bits as the four lanes of one 128-bit vector:
+// adding interleaved pairs, then interleaved pairs of pairs, sums lanes of one source each.
+// Cheaper than four SumOfLanes; integer sums, so the order changes nothing.
+template <class V>
+hn::Vec<hn::Full128<int32_t>> LaneSums4(V s0, V s1, V s2, V s3) {
+  const D32 d32;
+  const hn::Repartition<int64_t, D32> d64;
+  const V t01 = hn::Add(hn::InterleaveLower(d32, s0, s1), hn::InterleaveUpper(d32, s0, s1));
+  const V t23 = hn::Add(hn::InterleaveLower(d32, s2, s3), hn::InterleaveUpper(d32, s2, s3));
+  const auto lo = hn::InterleaveLower(d64, hn::BitCast(d64, t01), hn::BitCast(d64, t23));
+  const auto hi = hn::InterleaveUpper(d64, hn::BitCast(d64, t01), hn::BitCast(d64, t23));
+  const V sums = hn::Add(hn::BitCast(d32, lo), hn::BitCast(d32, hi));
+  if constexpr (hn::MaxLanes(d32) == 4) {
+    return sums;
+  } else {  // 256 bits: each half holds partial sums
+    const hn::Full128<int32_t> d128;
+    return hn::Add(hn::LowerHalf(d128, sums), hn::UpperHalf(d128, sums));
+  }
+}
+#endif
+
+// Q8_0 weights straight from their blocks (no level buffer): for each block b of the row,
+// groups[2b] = the exact integer dot product of its 32 levels with the activation's, and
+// groups[2b + 1] = 0, so combine() adds G[2b] + G[2b + 1] to the same sum as from 16-element
+// group sums.
+void BlockDotsQ8_0(const uint8_t* wrow, const int8_t* a, int64_t n, int32_t* groups) {
+  constexpr int kB = tensor::kLegacyBlock;
+  const auto levels = [wrow](int64_t b) {
+    return reinterpret_cast<const int8_t*>(wrow + b * sizeof(tensor::BlockQ8_0) + offsetof(tensor::BlockQ8_0, qs));
+  };
+  const int64_t nb = n / kB;
+  int64_t b = 0;
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  for (; b + 4 <= nb; b += 4) {
+    const auto s0 = LevelDot32(levels(b), a + b * kB);
+    const auto s1 = LevelDot32(levels(b + 1), a + (b + 1) * kB);
+    const auto s2 = LevelDot32(levels(b + 2), a + (b + 2) * kB);
+    const auto s3 = LevelDot32(levels(b + 3), a + (b + 3) * kB);
+    alignas(16) int32_t sums[4];
+    hn::Store(LaneSums4(s0, s1, s2, s3), hn::Full128<int32_t>(), sums);
+    for (int k = 0; k < 4; ++k) {
+      groups[2 * (b + k)] = sums[k];
+      groups[2 * (b + k) + 1] = 0;
+    }
+  }
+#endif
+  for (; b < nb; ++b) {
+    groups[2 * b] = hn::GetLane(hn::SumOfLanes(D32(), LevelDot32(levels(b), a + b * kB)));
+    groups[2 * b + 1] = 0;
+  }
+}
+
+// The block scales of a Q8_0 row, as decode_row() would store them.
+void ScalesQ8_0(const uint8_t* wrow, int64_t n, DecodedRow& row) {
+  for (int64_t b = 0; b < n / tensor::kLegacyBlock; ++b) {
+    uint16_t d;
+    std::memcpy(&d, wrow + b * sizeof(tensor::BlockQ8_0) + offsetof(tensor::BlockQ8_0, d), sizeof(d));
+    row.d[b] = tensor::f16_to_f32(d);
+  }
+}
+
 void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups) {
   const Matrix& w = *task.w;
   const Activations& acts = *task.acts;
@@ -79,7 +164,11 @@ void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row
   const ActType act = act_type_for(w.type);
   for (int64_t o = o0; o < o1; ++o) {
     const uint8_t* wrow = w.data + o * w.row_bytes;
-    if (decodes_to_levels(w.type)) decode_row(w.type, wrow, n, row);
+    const bool fused = w.type == TensorType::Q8_0;
+    if (fused)
+      ScalesQ8_0(wrow, n, row);
+    else if (decodes_to_levels(w.type))
+      decode_row(w.type, wrow, n, row);
     for (int64_t r = 0; r < acts.n_rows(); ++r) {
       float result;
       switch (act) {
@@ -92,7 +181,10 @@ void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row
           break;
         default: {
           const Q8Row a = q8_row(acts, act, r);
-          GroupDots16(row.q.data(), a.q, n, groups);
+          if (fused)
+            BlockDotsQ8_0(wrow, a.q, n, groups);
+          else
+            GroupDots16(row.q.data(), a.q, n, groups);
           result = combine(w.type, row, groups, a, n);
         }
       }

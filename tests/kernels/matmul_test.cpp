@@ -134,6 +134,33 @@ TEST_P(MatmulTest, ThreadsGiveIdenticalResults) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, testing::ValuesIn(kWeightTypes), type_label);
 
+// The fused Q8_0 kernel (levels read straight from the weight blocks) with every level +-127,
+// the largest products, on rows whose block count is not a multiple of four (the kernel sums
+// four blocks at a time, then the rest one by one).
+TEST(Matmul, FusedQ8_0MatchesReferenceAtExtremes) {
+  const int64_t n_in = 1056, n_out = 6, n_rows = 9;  // 33 blocks: four at a time and a tail
+  std::vector<float> w(n_in * n_out), x(n_in * n_rows);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = (i / 7) % 2 ? -0.5f : 0.5f;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 5) % 3 ? 2.0f : -2.0f;
+  const uint64_t row_bytes = *gguf::row_bytes(TensorType::Q8_0, n_in);
+  std::vector<uint8_t> bytes(row_bytes * n_out);
+  for (int64_t o = 0; o < n_out; ++o)
+    tensor::quantize_row(TensorType::Q8_0, w.data() + o * n_in, bytes.data() + o * row_bytes, n_in);
+  const Matrix m{TensorType::Q8_0, bytes.data(), n_in, n_out, row_bytes};
+  Activations acts;
+  acts.set(x.data(), n_rows, n_in, n_in);
+  std::vector<float> ref(n_rows * n_out), got(n_rows * n_out);
+  matmul_reference(m, acts, ref.data(), n_out);
+  ThreadPool pool(2);
+  MatmulScratch scratch(2, n_in);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    matmul(m, acts, got.data(), n_out, pool, scratch);
+    ASSERT_EQ(got, ref) << hwy::TargetName(target);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST(Matmul, RejectsMismatchedShapesAndTypes) {
   TestMatrix w(TensorType::Q8_0, 64, 2, 1);
   const auto x = random_floats(32, 2);
