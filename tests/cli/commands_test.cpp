@@ -4,49 +4,35 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "support/run_nanoserve.h"
 #include "support/test_paths.h"
 
 namespace nanoserve {
 namespace {
 
-struct Result {
-  int status;
-  std::string out;  // stdout and stderr together
-};
+using test::CommandResult;
 
-Result run(const std::string& args, const std::string& stdin_text = "") {
-  std::string input = ::testing::TempDir() + "/cli-stdin-" + std::to_string(getpid());
-  std::ofstream(input) << stdin_text;
-  std::string cmd = test::nanoserve_binary() + " " + args + " < " + input + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) throw std::runtime_error("popen failed");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
+CommandResult run(const std::string& args, const std::string& stdin_text = "") {
+  return test::run_nanoserve(args, stdin_text);
 }
 
 TEST(Cli, SynthThenInfoDescribesTheModel) {
   std::string path = ::testing::TempDir() + "/cli-synth-" + std::to_string(getpid()) + ".gguf";
-  Result s = run("synth --arch qwen2 --dims layers=3,embd=512,ff=1024,heads=8,kv_heads=2,head_dim=64,vocab=2048 "
+  CommandResult s = run("synth --arch qwen2 --dims layers=3,embd=512,ff=1024,heads=8,kv_heads=2,head_dim=64,vocab=2048 "
                  "--type Q4_K_M --seed 5 --out " + path);
-  ASSERT_EQ(s.status, 0) << s.out;
-  Result info = run("info " + path);
-  ASSERT_EQ(info.status, 0) << info.out;
+  ASSERT_EQ(s.status, 0) << s.out << s.err;
+  CommandResult info = run("info " + path);
+  ASSERT_EQ(info.status, 0) << info.out << info.err;
   for (const char* expected : {"architecture            qwen2", "file type               Q4_K_M",
                                "block_count                         3", "embedding_length                    512",
                                "attention.head_count_kv             2", "tokens                  2048",
                                "pre-tokenizer qwen2", "chat template           present"})
-    EXPECT_NE(info.out.find(expected), std::string::npos) << "missing '" << expected << "' in\n" << info.out;
+    EXPECT_NE(info.out.find(expected), std::string::npos) << "missing '" << expected << "' in\n" << info.out << info.err;
   // 3 layers × (2 norms + 7 matrices + 3 biases) + token_embd + output_norm.
-  EXPECT_NE(info.out.find("count                   38"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("count                   38"), std::string::npos) << info.out << info.err;
 }
 
 TEST(Cli, TokenizeJsonLinesMatchesGolden) {
@@ -59,8 +45,8 @@ TEST(Cli, TokenizeJsonLinesMatchesGolden) {
     input += nlohmann::json{{"text", j["text"]}}.dump() + "\n";
     expected.push_back(j["ids"]);
   }
-  Result r = run("tokenize --tokenizer " + test::shared_path("tokenizers/qwen3/tokenizer.json"), input);
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandResult r = run("tokenize --tokenizer " + test::shared_path("tokenizers/qwen3/tokenizer.json"), input);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
   std::istringstream out(r.out);
   for (const auto& ids : expected) {
     ASSERT_TRUE(std::getline(out, line));
@@ -69,20 +55,20 @@ TEST(Cli, TokenizeJsonLinesMatchesGolden) {
 }
 
 TEST(Cli, TokenizeWithAGgufModelAndOneText) {
-  Result r = run("tokenize --model " + test::shared_path("golden/models/qwen3vocab-qwen3-Q8_0.gguf") +
+  CommandResult r = run("tokenize --model " + test::shared_path("golden/models/qwen3vocab-qwen3-Q8_0.gguf") +
                  " --text 'Hello world<|im_end|>'");
-  ASSERT_EQ(r.status, 0) << r.out;
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["ids"], nlohmann::json({9707, 1879, 151645}));
 }
 
 TEST(Cli, BadInputGetsAClearErrorAndKeepsLinesPaired) {
-  Result r = run("tokenize --tokenizer " + test::shared_path("tokenizers/qwen3/tokenizer.json"),
+  CommandResult r = run("tokenize --tokenizer " + test::shared_path("tokenizers/qwen3/tokenizer.json"),
                  "{\"text\": \"a\"}\nnot json\n{\"txt\": 1}\n{\"text\": \"b\"}\n");
   EXPECT_NE(r.status, 0);
   std::istringstream out(r.out);
   std::vector<std::string> lines;
   for (std::string l; std::getline(out, l);) lines.push_back(l);
-  ASSERT_GE(lines.size(), 4u) << r.out;
+  ASSERT_GE(lines.size(), 4u) << r.out << r.err;
   EXPECT_EQ(nlohmann::json::parse(lines[0])["ids"], nlohmann::json({64}));
   EXPECT_NE(lines[1].find("line 2"), std::string::npos);
   EXPECT_NE(lines[2].find("line 3"), std::string::npos);
@@ -90,23 +76,23 @@ TEST(Cli, BadInputGetsAClearErrorAndKeepsLinesPaired) {
 }
 
 TEST(Cli, ErrorsNameTheProblem) {
-  Result missing = run("info /nonexistent.gguf");
+  CommandResult missing = run("info /nonexistent.gguf");
   EXPECT_NE(missing.status, 0);
-  EXPECT_NE(missing.out.find("/nonexistent.gguf"), std::string::npos) << missing.out;
+  EXPECT_NE(missing.err.find("/nonexistent.gguf"), std::string::npos) << missing.err;
 
   std::string junk = ::testing::TempDir() + "/cli-junk-" + std::to_string(getpid()) + ".gguf";
   std::ofstream(junk) << "GGUF\x03";
-  Result bad = run("info " + junk);
+  CommandResult bad = run("info " + junk);
   EXPECT_NE(bad.status, 0);
-  EXPECT_NE(bad.out.find("byte offset"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.err.find("byte offset"), std::string::npos) << bad.err;
 
-  Result preset = run("synth --preset qwen9-0b --out /tmp/x.gguf");
+  CommandResult preset = run("synth --preset qwen9-0b --out /tmp/x.gguf");
   EXPECT_NE(preset.status, 0);
-  EXPECT_NE(preset.out.find("qwen3-1.7b"), std::string::npos) << preset.out;  // lists the known presets
+  EXPECT_NE(preset.err.find("qwen3-1.7b"), std::string::npos) << preset.err;  // lists the known presets
 
-  Result serve = run("serve");
+  CommandResult serve = run("serve");
   EXPECT_EQ(serve.status, 2);
-  EXPECT_NE(serve.out.find("not part of this build"), std::string::npos) << serve.out;
+  EXPECT_NE(serve.err.find("not part of this build"), std::string::npos) << serve.err;
 }
 
 }  // namespace

@@ -1,38 +1,21 @@
 // `nanoserve logits` and `nanoserve run`, run as a user runs them.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "support/run_nanoserve.h"
 #include "support/test_paths.h"
 
 namespace nanoserve {
 namespace {
 
-struct Output {
-  int status;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using test::CommandResult;
 
-Output run_binary(const std::string& args) {
-  const std::string err_path = ::testing::TempDir() + "/engine-cli-err-" + std::to_string(getpid());
-  FILE* p = popen((test::nanoserve_binary() + " " + args + " 2> " + err_path).c_str(), "r");
-  if (!p) throw std::runtime_error("popen failed");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WEXITSTATUS(status), out, test::read_file(err_path)};
-}
+CommandResult run_binary(const std::string& args) { return test::run_nanoserve(args); }
 
 TEST(LogitsCommand, EveryPositionMatchesLlamaCpp) {
   // Sequence 1 of the golden file (7 tokens): all positions are stored in the .bin.
@@ -45,7 +28,7 @@ TEST(LogitsCommand, EveryPositionMatchesLlamaCpp) {
     if (!ids.empty()) ids += ',';
     ids += std::to_string(id.get<int>());
   }
-  const Output o = run_binary("logits -m " + golden + ".gguf --ids " + ids + " --all -t 2");
+  const CommandResult o = run_binary("logits -m " + golden + ".gguf --ids " + ids + " --all -t 2");
   ASSERT_EQ(o.status, 0) << o.err;
   const auto result = nlohmann::json::parse(o.out);
   ASSERT_EQ(result["n_vocab"], 1024);
@@ -66,7 +49,7 @@ TEST(LogitsCommand, EveryPositionMatchesLlamaCpp) {
     EXPECT_LE(diff / (hi - lo), 3e-2) << "position " << p;
   }
   // Without --all: the last position only.
-  const Output last = run_binary("logits -m " + golden + ".gguf --ids " + ids);
+  const CommandResult last = run_binary("logits -m " + golden + ".gguf --ids " + ids);
   ASSERT_EQ(last.status, 0) << last.err;
   EXPECT_EQ(nlohmann::json::parse(last.out)["logits"], nlohmann::json::array({result["logits"][6]}));
 }
@@ -75,7 +58,7 @@ TEST(RunCommand, StreamsGreedyTextThenTimings) {
   // The start of llama.cpp's greedy continuation of "def fibonacci(n):\n" with this file
   // (pycoder's README; digits are single tokens).
   const std::string model = test::shared_path("models/pycoder/pycoder-f16.gguf");
-  const Output o = run_binary("run -m " + model + " -p 'def fibonacci(n):\n' -n 12 -t 1");
+  const CommandResult o = run_binary("run -m " + model + " -p 'def fibonacci(n):\n' -n 12 -t 1");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(o.out, "    return _get_end((1000\n");
   EXPECT_NE(o.err.find("prompt 8 tokens | TTFT "), std::string::npos) << o.err;
@@ -84,23 +67,23 @@ TEST(RunCommand, StreamsGreedyTextThenTimings) {
 
   // Sampling is seeded: the same seed writes the same text.
   const std::string sampled = "run -m " + model + " -p 'import os' -n 24 --temp 0.8 --top-k 40 --seed 7";
-  const Output a = run_binary(sampled), b = run_binary(sampled);
+  const CommandResult a = run_binary(sampled), b = run_binary(sampled);
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
 }
 
 TEST(RunCommand, ChatWrapsThePromptAsAUserTurn) {
-  const Output o = run_binary("run -m " + test::shared_path("models/pycoder/pycoder-q8_0.gguf") +
+  const CommandResult o = run_binary("run -m " + test::shared_path("models/pycoder/pycoder-q8_0.gguf") +
                               " -p 'write a function' --chat -n 8");
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.err.find("prompt 13 tokens"), std::string::npos) << o.err;  // 5 template + 8 text tokens
 }
 
 TEST(RunCommand, BadInputIsAnError) {
-  const Output missing = run_binary("run -m /nonexistent.gguf -p hi");
+  const CommandResult missing = run_binary("run -m /nonexistent.gguf -p hi");
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("nanoserve: error:"), std::string::npos) << missing.err;
-  const Output bad_id = run_binary("logits -m " + test::shared_path("golden/models/tiny-llama-Q8_0.gguf") + " --ids 5,99999");
+  const CommandResult bad_id = run_binary("logits -m " + test::shared_path("golden/models/tiny-llama-Q8_0.gguf") + " --ids 5,99999");
   EXPECT_EQ(bad_id.status, 1);
   EXPECT_NE(bad_id.err.find("token 99999 is outside the vocabulary"), std::string::npos) << bad_id.err;
 }
