@@ -1,22 +1,144 @@
-#include <iostream>
+// `nanoserve serve`: the OpenAI-compatible HTTP API. Every flag also reads a NANOSERVE_*
+// environment variable. It binds first and says where ("listening on http://host:port"),
+// so /health answers 503 "loading" while the model loads, then 200.
+#include <fmt/format.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "cli/commands.h"
+#include "engine/engine_factory.h"
+#include "model/synth.h"
+#include "server/http_server.h"
+#include "server/served_model.h"
 
 namespace nanoserve::cli {
+namespace {
 
-// The HTTP server arrives with the server issue; until then `serve` says what it would do.
+namespace fs = std::filesystem;
+
+struct ServeArgs {
+  server::ServerOptions server;
+  engine::EngineOptions engine;
+  int parallel = 1;
+};
+
+// $XDG_CACHE_HOME/nanoserve, else ~/.cache/nanoserve.
+fs::path cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "nanoserve";
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "nanoserve";
+  throw std::runtime_error("no --model given, and neither XDG_CACHE_HOME nor HOME says where to cache a demo model");
+}
+
+// Without --model: a small qwen3 with random weights and a byte-level vocabulary, written
+// once into the cache (a few seconds), so the API can be tried with no download.
+std::string demo_model() {
+  const fs::path path = cache_dir() / "nanoserve-demo-qwen3-Q8_0.gguf";
+  fmt::print(stderr,
+             "nanoserve: no --model given: serving {}, a small qwen3 with RANDOM weights. It exercises the API; "
+             "its replies are noise. Serve a real model with --model FILE.gguf.\n",
+             path.string());
+  if (fs::exists(path)) return path.string();
+  fs::create_directories(path.parent_path());
+  model::SynthOptions o;
+  o.config = {.arch = "qwen3", .n_layer = 8, .n_embd = 512, .n_ff = 1536, .n_head = 8, .n_head_kv = 4,
+              .head_dim = 64, .n_vocab = 259, .n_ctx_train = 4096, .rope_base = 1000000.0f, .rms_eps = 1e-6f,
+              .tied_output = true, .rope_scaling = std::nullopt};
+  o.name = "nanoserve-demo";
+  o.type = "Q8_0";
+  // Written beside its final name, then renamed: a concurrent start never reads half a file.
+  o.out_path = path.string() + fmt::format(".{}.tmp", getpid());
+  const auto start = std::chrono::steady_clock::now();
+  model::synthesize(o);
+  fs::rename(o.out_path, path);
+  fmt::print(stderr, "nanoserve: wrote the demo model in {:.1f} s\n",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return path.string();
+}
+
+// One code path per option: settings an engine cannot honour are refused, not ignored.
+void check_engine_options(const ServeArgs& a) {
+  if (a.parallel < 1) throw std::invalid_argument("--parallel must be at least 1");
+  if (a.engine.kind == "sequential") {
+    if (a.parallel != 1)
+      throw std::invalid_argument("the sequential engine generates one request at a time: --parallel must be 1");
+    if (a.engine.mock_token_delay_us != 0)
+      throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
+  }
+  if (a.engine.queue_limit < 0) throw std::invalid_argument("--max-queue must not be negative");
+}
+
+void serve(ServeArgs a) {
+  check_engine_options(a);
+  a.engine.mock_max_concurrency = a.parallel;
+  // Generating and queued requests each hold a connection thread; a few more keep /health
+  // and /metrics answering, and let a full queue be told 429.
+  a.server.http_threads = static_cast<size_t>(a.parallel + a.engine.queue_limit) + 4;
+
+  // SIGINT/SIGTERM are taken by sigwait below, so every thread started from here blocks
+  // them; a client that leaves must not kill the server with SIGPIPE.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  server::HttpServer http(a.server);
+  const int port = http.start();
+  fmt::print(stderr, "nanoserve: listening on http://{}:{}\n", a.server.host, port);
+  if (a.engine.model_path.empty()) a.engine.model_path = demo_model();
+  const auto start = std::chrono::steady_clock::now();
+  auto model = std::make_shared<const server::ServedModel>(engine::make_engine(a.engine));
+  fmt::print(stderr, "nanoserve: {} engine serving \"{}\" (context {} tokens), loaded in {:.1f} s: ready\n",
+             a.engine.kind, model->name(), model->engine().context_size(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  http.serve_model(std::move(model));
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  fmt::print(stderr, "nanoserve: {}: finishing requests in flight, then stopping\n", strsignal(signal));
+  http.stop();
+}
+
+}  // namespace
+
 void add_serve_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("serve", "Serve the OpenAI-compatible HTTP API (not built yet)");
-  auto model = std::make_shared<std::string>();
-  cmd->add_option("-m,--model", *model, "GGUF model to serve")->envname("NANOSERVE_MODEL");
-  cmd->callback([model] {
-    std::cerr << "nanoserve serve: the HTTP server is not part of this build yet.\n"
-              << "It would serve " << (model->empty() ? std::string("a small synthesized qwen3 model") : *model)
-              << " on http://127.0.0.1:8080 (/v1/chat/completions, /v1/completions, /v1/models, /health, /metrics).\n"
-              << "Try `nanoserve info MODEL.gguf` or `nanoserve tokenize --model MODEL.gguf --text \"hello\"`.\n";
-    throw CLI::RuntimeError(2);
-  });
+  auto* cmd = app.add_subcommand("serve", "Serve the OpenAI-compatible HTTP API");
+  auto a = std::make_shared<ServeArgs>();
+  server::ServerOptions& s = a->server;
+  engine::EngineOptions& e = a->engine;
+  cmd->add_option("--host", s.host, "Address to listen on")->envname("NANOSERVE_HOST")->capture_default_str();
+  cmd->add_option("--port", s.port, "Port (0: any free one; the log line says which)")
+      ->envname("NANOSERVE_PORT")->capture_default_str();
+  cmd->add_option("-m,--model", e.model_path, "GGUF model (default: a small random-weight demo model)")
+      ->envname("NANOSERVE_MODEL");
+  cmd->add_option("--engine", e.kind, "Engine: sequential, or mock (no weights: a fixed passage)")
+      ->envname("NANOSERVE_ENGINE")->check(CLI::IsMember({"mock", "sequential"}))->capture_default_str();
+  cmd->add_option("-t,--threads", e.threads, "Compute threads (default: physical cores)")->envname("NANOSERVE_THREADS");
+  cmd->add_option("-c,--ctx", e.context_size, "Context size in tokens (default: the trained one, at most 4096)")
+      ->envname("NANOSERVE_CTX");
+  cmd->add_option("--parallel", a->parallel, "Requests generated at once (sequential: 1)")
+      ->envname("NANOSERVE_PARALLEL")->capture_default_str();
+  cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer KEY' (except on /health)")
+      ->envname("NANOSERVE_API_KEY");
+  cmd->add_option("--max-body-bytes", s.limits.max_body_bytes, "Largest request body (413 beyond)")
+      ->envname("NANOSERVE_MAX_BODY_BYTES")->capture_default_str();
+  cmd->add_option("--max-queue", e.queue_limit, "Requests waiting for the engine (429 beyond)")
+      ->envname("NANOSERVE_MAX_QUEUE")->capture_default_str();
+  cmd->add_option("--max-tokens", s.limits.max_tokens, "Most tokens one request may generate")
+      ->envname("NANOSERVE_MAX_TOKENS")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--mock-token-delay-us", e.mock_token_delay_us, "Mock engine: time per token")
+      ->envname("NANOSERVE_MOCK_TOKEN_DELAY_US")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->callback([a] { serve(*a); });
 }
 
 }  // namespace nanoserve::cli

@@ -90,9 +90,9 @@ TEST(Cli, ErrorsNameTheProblem) {
   EXPECT_NE(preset.status, 0);
   EXPECT_NE(preset.err.find("qwen3-1.7b"), std::string::npos) << preset.err;  // lists the known presets
 
-  CommandResult serve = run("serve");
-  EXPECT_EQ(serve.status, 2);
-  EXPECT_NE(serve.err.find("not part of this build"), std::string::npos) << serve.err;
+  CommandResult serve = run("serve --port 0 --model /nonexistent.gguf");
+  EXPECT_EQ(serve.status, 1);
+  EXPECT_NE(serve.err.find("/nonexistent.gguf"), std::string::npos) << serve.err;
 }
 
 }  // namespace

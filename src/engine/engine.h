@@ -1,0 +1,109 @@
+// The Engine interface: what the server asks of any engine (mock, sequential, batch).
+//
+// submit() takes a tokenized request and returns its Stream at once; the engine generates on
+// its own thread(s) and pushes events into the stream: text pieces (UTF-8 safe, stop strings
+// already cut), then exactly one final event (Done with usage and stats, or Error). The
+// server reads the stream from its connection thread; cancel() (or dropping interest via
+// Stream::cancel) makes the engine stop spending time on the request within one step.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/sampler.h"
+
+namespace nanoserve::tokenizer {
+class Tokenizer;
+}
+
+namespace nanoserve::engine {
+
+struct GenerationRequest {
+  std::string id;                   // the server's request id (for logs and cancel)
+  std::vector<int32_t> prompt;      // token ids, already templated and tokenized
+  SamplingParams sampling;
+  std::map<int32_t, float> logit_bias;  // added to a token's logit before sampling
+  int32_t max_tokens = 16;          // new tokens at most (the server has checked it against the context)
+  std::vector<std::string> stop;    // generation ends before any of these; they are never emitted
+  bool ignore_eos = false;          // keep going past end-of-generation tokens
+};
+
+enum class FinishReason { Stop, Length, Cancelled };
+
+// The engine's own clock for one request (the server reports it as the `nanoserve` object).
+struct RequestStats {
+  int32_t prompt_tokens = 0;
+  int32_t completion_tokens = 0;
+  double queue_ms = 0;       // submitted -> admitted
+  double ttft_ms = 0;        // submitted -> first token (includes the queue)
+  double prefill_tok_s = 0;  // prompt tokens / (admitted -> first token)
+  double decode_tok_s = 0;   // (completion tokens - 1) / (first token -> last token)
+  int64_t peak_memory_bytes = 0;  // the process's peak RSS when the request ended
+};
+
+struct Event {
+  enum class Kind { Text, Done, Error };
+  Kind kind = Kind::Text;
+  std::string text;                 // Text: the new piece (may be empty when held back)
+  std::vector<int32_t> tokens;      // Text: the token ids the piece came from
+  FinishReason finish = FinishReason::Stop;  // Done
+  RequestStats stats;               // Done
+  std::string error;                // Error: what went wrong (the server answers 500)
+};
+
+// One request's events, produced by the engine and consumed by one reader.
+class Stream {
+ public:
+  // Engine side.
+  void push(Event event);
+  bool cancelled() const;
+
+  // Reader side: waits up to `timeout` for the next event; nullopt on timeout.
+  std::optional<Event> next(std::chrono::milliseconds timeout);
+  // The reader has gone (client disconnected): the engine drops the request at its next step.
+  void cancel();
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Event> events_;
+  bool cancelled_ = false;
+};
+
+// Thrown by submit() when the engine's queue is full: the server answers 429 at once.
+struct QueueFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Counters for /metrics, read at any time.
+struct EngineMetrics {
+  int64_t waiting = 0;             // queued, not yet admitted
+  int64_t running = 0;             // admitted, generating
+  int64_t kv_used_bytes = 0;
+  int64_t kv_total_bytes = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Queues the request; throws QueueFull when the queue is at its limit.
+  virtual std::shared_ptr<Stream> submit(GenerationRequest request) = 0;
+  virtual EngineMetrics metrics() const = 0;
+
+  virtual const tokenizer::Tokenizer& tokenizer() const = 0;
+  virtual std::string model_name() const = 0;  // as /v1/models lists it
+  virtual int64_t context_size() const = 0;    // prompt + max_tokens must fit
+  virtual std::string chat_template() const = 0;  // Jinja source from the GGUF; empty if none
+};
+
+}  // namespace nanoserve::engine

@@ -1,0 +1,130 @@
+#include "engine/generation.h"
+
+#include <sys/resource.h>
+
+#include <stdexcept>
+
+namespace nanoserve::engine {
+namespace {
+
+double milliseconds(Generation::Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+Event text_event(std::string text, std::vector<int32_t> tokens) {
+  Event e;
+  e.text = std::move(text);
+  e.tokens = std::move(tokens);
+  return e;
+}
+
+Event done_event(FinishReason reason, const RequestStats& stats) {
+  Event e;
+  e.kind = Event::Kind::Done;
+  e.finish = reason;
+  e.stats = stats;
+  return e;
+}
+
+}  // namespace
+
+void validate_request(const GenerationRequest& request, int64_t n_vocab, int64_t context_size) {
+  const auto n_prompt = static_cast<int64_t>(request.prompt.size());
+  if (n_prompt == 0) throw std::invalid_argument("the prompt is empty");
+  if (n_prompt >= context_size)
+    throw std::invalid_argument("the prompt (" + std::to_string(n_prompt) + " tokens) does not fit the context (" +
+                                std::to_string(context_size) + ")");
+  auto check_id = [&](int32_t token, const char* what) {
+    if (token < 0 || token >= n_vocab)
+      throw std::invalid_argument(std::string(what) + " token " + std::to_string(token) + " is not in the vocabulary");
+  };
+  for (int32_t token : request.prompt) check_id(token, "prompt");
+  for (const auto& [token, bias] : request.logit_bias) check_id(token, "logit_bias");
+  if (request.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
+}
+
+void add_logit_bias(const std::map<int32_t, float>& bias, std::span<float> logits) {
+  for (const auto& [token, value] : bias)
+    if (token >= 0 && static_cast<size_t>(token) < logits.size()) logits[token] += value;
+}
+
+Generation::Generation(GenerationRequest request, const tokenizer::Tokenizer& tokenizer)
+    : request_(std::move(request)), sampler_(request_.sampling), output_(tokenizer, request_) {
+  for (int32_t token : request_.prompt) sampler_.remember(token);  // the penalties see the prompt
+}
+
+void Generation::hold_place(std::atomic<int64_t>& places) {
+  ++places;
+  place_ = &places;
+}
+
+void Generation::admit() { admitted_ = Clock::now(); }
+
+std::optional<int32_t> Generation::step(std::span<const float> logits) {
+  int32_t token;
+  if (request_.logit_bias.empty()) {
+    token = sampler_.sample(logits);
+  } else {
+    biased_.assign(logits.begin(), logits.end());
+    add_logit_bias(request_.logit_bias, biased_);
+    token = sampler_.sample(biased_);
+  }
+  last_token_ = Clock::now();
+  if (output_.completion_tokens() == 0) first_token_ = last_token_;
+
+  TextOutput::Step out = output_.push(token);
+  if (out.token_is_text)
+    stream_->push(text_event(std::move(out.text), {token}));
+  else if (!out.text.empty())
+    stream_->push(text_event(std::move(out.text), {}));
+  if (!out.finish) return token;
+  end_with(done_event(*out.finish, stats()));
+  return std::nullopt;
+}
+
+void Generation::finish(FinishReason reason) {
+  if (finished_) return;
+  std::string rest = output_.drain();
+  if (!rest.empty()) stream_->push(text_event(std::move(rest), {}));
+  end_with(done_event(reason, stats()));
+}
+
+void Generation::fail(const std::string& error) {
+  if (finished_) return;
+  Event e;
+  e.kind = Event::Kind::Error;
+  e.error = error;
+  end_with(std::move(e));
+}
+
+void Generation::end_with(Event final_event) {
+  finished_ = true;
+  if (place_) --*place_;
+  stream_->push(std::move(final_event));
+}
+
+RequestStats Generation::stats() const {
+  RequestStats s;
+  s.prompt_tokens = static_cast<int32_t>(request_.prompt.size());
+  s.completion_tokens = output_.completion_tokens();
+  const bool was_admitted = admitted_ != Clock::time_point{};
+  if (was_admitted) s.queue_ms = milliseconds(admitted_ - submitted_);
+  if (s.completion_tokens > 0) {
+    s.ttft_ms = milliseconds(first_token_ - submitted_);
+    const double prefill_ms = milliseconds(first_token_ - admitted_);
+    if (prefill_ms > 0) s.prefill_tok_s = s.prompt_tokens / (prefill_ms / 1e3);
+    const double decode_ms = milliseconds(last_token_ - first_token_);
+    if (s.completion_tokens > 1 && decode_ms > 0)
+      s.decode_tok_s = (s.completion_tokens - 1) / (decode_ms / 1e3);
+  } else if (!was_admitted) {
+    s.queue_ms = milliseconds(Clock::now() - submitted_);  // dropped while waiting
+  }
+  s.peak_memory_bytes = peak_rss_bytes();
+  return s;
+}
+
+}  // namespace nanoserve::engine

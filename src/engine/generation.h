@@ -1,0 +1,71 @@
+// One request inside an engine: its stream, sampler and text output, and the clock its
+// RequestStats come from. Every engine drives its requests through this class, so
+// logit_bias, sampling, stop strings, max_tokens and the stats mean the same everywhere;
+// an engine only supplies the logits of each step and decides when to stop early.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/sampler.h"
+#include "engine/text_output.h"
+
+namespace nanoserve::engine {
+
+// Throws std::invalid_argument when a request cannot run: an empty prompt, a prompt token or
+// logit_bias id outside [0, n_vocab), max_tokens < 1, or a prompt that leaves no room in
+// the context for a new token.
+void validate_request(const GenerationRequest& request, int64_t n_vocab, int64_t context_size);
+
+// Adds each biased token's value to its logit (ids outside `logits` are ignored).
+void add_logit_bias(const std::map<int32_t, float>& bias, std::span<float> logits);
+
+class Generation {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Stamps the submit time. `tokenizer` must outlive this.
+  Generation(GenerationRequest request, const tokenizer::Tokenizer& tokenizer);
+
+  const GenerationRequest& request() const { return request_; }
+  const std::shared_ptr<Stream>& stream() const { return stream_; }
+  bool cancelled() const { return stream_->cancelled(); }
+  bool finished() const { return finished_; }
+
+  // The request holds one of `places` until its final event, which gives it back first, so a
+  // reader who has seen the final event can submit again at once.
+  void hold_place(std::atomic<int64_t>& places);
+  // The request leaves the queue and starts (stamps the admit time).
+  void admit();
+  // Picks the next token from this step's logits (logit_bias first, then the sampler) and
+  // pushes its text. Returns the token while generation goes on; nullopt once it ended
+  // with this token (the Done event is then pushed).
+  std::optional<int32_t> step(std::span<const float> logits);
+  // Ends generation early: pushes the text still held back, then Done.
+  void finish(FinishReason reason);
+  // Ends generation with an Error event.
+  void fail(const std::string& error);
+
+ private:
+  RequestStats stats() const;
+  void end_with(Event final_event);
+
+  GenerationRequest request_;
+  std::shared_ptr<Stream> stream_ = std::make_shared<Stream>();
+  Sampler sampler_;
+  TextOutput output_;
+  std::vector<float> biased_;  // this step's logits with logit_bias added
+  Clock::time_point submitted_ = Clock::now(), admitted_, first_token_, last_token_;
+  std::atomic<int64_t>* place_ = nullptr;
+  bool finished_ = false;
+};
+
+}  // namespace nanoserve::engine

@@ -1,0 +1,59 @@
+// An engine without weights, for testing the server: it "generates" a fixed English passage
+// (tokenized once with the real tokenizer, so stop strings and UTF-8 split across tokens
+// behave as with a real model), over and over. Each step makes a logits row in which the
+// passage's next token leads by a wide margin, and sends it through the same sampling,
+// logit_bias and text pipeline as every engine: greedy gives the passage, a seed gives the
+// same text every time, logit_bias can ban or force tokens.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/request_queue.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nanoserve::engine {
+
+struct MockOptions {
+  std::string model_name = "mock";
+  std::string chat_template = "";  // as a GGUF would give it; may be empty
+  int64_t context_size = 4096;  // prompts must fit it, as with a model
+  int64_t token_delay_us = 0;   // time one token takes (a pretend forward pass)
+  int max_concurrency = 4;      // requests generating at once, each on its own worker thread
+  int64_t queue_limit = 64;     // requests waiting beyond those; more: QueueFull
+};
+
+// The passage the mock engine repeats (English with a few multi-byte characters).
+extern const char* const kMockPassage;
+
+class MockEngine final : public Engine {
+ public:
+  MockEngine(tokenizer::Tokenizer tokenizer, MockOptions options);
+  ~MockEngine() override;
+  MockEngine(const MockEngine&) = delete;
+  MockEngine& operator=(const MockEngine&) = delete;
+
+  std::shared_ptr<Stream> submit(GenerationRequest request) override;
+  EngineMetrics metrics() const override;
+  const tokenizer::Tokenizer& tokenizer() const override { return tokenizer_; }
+  std::string model_name() const override { return options_.model_name; }
+  int64_t context_size() const override { return options_.context_size; }
+  std::string chat_template() const override { return options_.chat_template; }
+
+ private:
+  void serve();  // one worker thread: takes requests until the queue closes
+  void generate(Generation& generation, std::vector<float>& logits);
+
+  const tokenizer::Tokenizer tokenizer_;
+  const MockOptions options_;
+  const std::vector<int32_t> passage_;
+  RequestQueue queue_;
+  std::atomic<bool> stopping_ = false;
+  std::vector<std::thread> workers_;  // last: they start once everything above exists
+};
+
+}  // namespace nanoserve::engine

@@ -1,0 +1,58 @@
+// The simplest real engine: one model, one KV cache, one generation at a time on its own
+// thread; other requests wait in a bounded FIFO (their wait counts toward queue_ms and
+// TTFT). Each generation is exactly `nanoserve run`'s loop: the prompt in chunks of 512
+// rows, then one token per forward call; it checks for cancel between forward calls.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "engine/engine.h"
+#include "engine/request_queue.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nanoserve::engine {
+
+struct SequentialOptions {
+  std::string model_path = "";
+  int threads = 0;             // 0 = the machine's physical cores
+  int64_t context_size = 0;    // 0 = the trained context, at most 4096
+  int64_t queue_limit = 64;    // requests waiting beyond the running one; more: QueueFull
+};
+
+class SequentialEngine final : public Engine {
+ public:
+  // Loads the model (throws on a missing, malformed or unsupported file).
+  explicit SequentialEngine(const SequentialOptions& options);
+  ~SequentialEngine() override;
+  SequentialEngine(const SequentialEngine&) = delete;
+  SequentialEngine& operator=(const SequentialEngine&) = delete;
+
+  std::shared_ptr<Stream> submit(GenerationRequest request) override;
+  EngineMetrics metrics() const override;
+  const tokenizer::Tokenizer& tokenizer() const override { return tokenizer_; }
+  std::string model_name() const override { return model_name_; }
+  int64_t context_size() const override { return cache_.n_ctx(); }
+  std::string chat_template() const override { return chat_template_; }
+
+ private:
+  void serve();  // the worker thread: takes requests until the queue closes
+  void generate(Generation& generation);
+  bool should_stop(const Generation& generation) const { return generation.cancelled() || stopping_; }
+
+  model::Model model_;
+  const tokenizer::Tokenizer tokenizer_;
+  const std::string model_name_, chat_template_;
+  model::KvCache cache_;
+  model::Batch batch_;
+  model::Logits logits_;
+  RequestQueue queue_;
+  std::atomic<int64_t> kv_positions_ = 0;  // positions the running generation fills
+  std::atomic<bool> stopping_ = false;
+  std::thread worker_;  // last: it starts once everything above exists
+};
+
+}  // namespace nanoserve::engine

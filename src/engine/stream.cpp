@@ -1,0 +1,31 @@
+#include "engine/engine.h"
+
+namespace nanoserve::engine {
+
+void Stream::push(Event event) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back(std::move(event));
+  }
+  ready_.notify_one();
+}
+
+bool Stream::cancelled() const {
+  std::lock_guard lock(mutex_);
+  return cancelled_;
+}
+
+std::optional<Event> Stream::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  if (!ready_.wait_for(lock, timeout, [&] { return !events_.empty(); })) return std::nullopt;
+  Event event = std::move(events_.front());
+  events_.pop_front();
+  return event;
+}
+
+void Stream::cancel() {
+  std::lock_guard lock(mutex_);
+  cancelled_ = true;
+}
+
+}  // namespace nanoserve::engine

@@ -1,0 +1,26 @@
+// POST /v1/chat/completions: the request body, checked and normalized for the chat template.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+
+#include "server/generation_params.h"
+#include "server/limits.h"
+
+namespace nanoserve::server {
+
+struct ChatRequest {
+  // One object per message: "role" (system, user, assistant or tool; "developer" becomes
+  // "system") and "content" (a string: text parts joined by "\n"), plus "name",
+  // "tool_calls" and "tool_call_id" when given.
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  nlohmann::ordered_json tools;  // null unless tools are offered (and tool_choice is not "none")
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // chat_template_kwargs
+  GenerationParams params;
+};
+
+// Throws ApiError (400) naming the field at fault.
+ChatRequest parse_chat_request(const nlohmann::ordered_json& body, const ServerLimits& limits, uint64_t random_seed);
+
+}  // namespace nanoserve::server

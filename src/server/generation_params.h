@@ -1,0 +1,35 @@
+// The request fields /v1/chat/completions and /v1/completions share: sampling, stop
+// strings, logit_bias, max_tokens and streaming. Options nanoserve cannot honour (n > 1,
+// logprobs, ...) are refused with 400 rather than ignored.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "server/limits.h"
+
+namespace nanoserve::server {
+
+struct GenerationParams {
+  engine::SamplingParams sampling;
+  std::map<int32_t, float> logit_bias;  // token ids not yet checked against the vocabulary
+  std::optional<int32_t> max_tokens;    // none: as many as the context and the server allow
+  std::string max_tokens_param = "max_tokens";  // the field it came from, for errors
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  bool stream = false;
+  bool include_usage = false;           // stream_options.include_usage
+};
+
+// Throws ApiError (400) naming the field at fault. `random_seed` is used when the request
+// has no seed.
+GenerationParams parse_generation_params(const nlohmann::ordered_json& body, const ServerLimits& limits,
+                                         uint64_t random_seed);
+
+}  // namespace nanoserve::server

@@ -1,0 +1,70 @@
+#include <utility>
+
+#include "server/chat_request.h"
+#include "server/completion_request.h"
+#include "server/generation_request.h"
+#include "server/generation_response.h"
+#include "server/http_errors.h"
+#include "server/json_fields.h"
+#include "server/prompt_tokens.h"
+#include "server/request_id.h"
+#include "server/request_log.h"
+#include "server/routes.h"
+
+namespace nanoserve::server {
+namespace {
+
+const ResponseShape kChatShape{
+    .chunk_object = "chat.completion.chunk",
+    .opens_with_role = true,
+    .whole = chat_completion,
+    .text_chunk = [](const ResponseHeader& header, const std::string& text) {
+      return chat_chunk(header, {{"content", text}});
+    },
+    .finish_chunk = chat_finish_chunk,
+};
+
+const ResponseShape kCompletionShape{
+    .chunk_object = "text_completion",
+    .opens_with_role = false,
+    .whole = text_completion,
+    .text_chunk = text_chunk,
+    .finish_chunk = text_finish_chunk,
+};
+
+void chat_completions(const httplib::Request& req, httplib::Response& res, ServerState& state) {
+  auto model = state.loaded_model();
+  const auto body = parse_json_body(req.body, state.limits().max_json_depth);
+  const ChatRequest chat = parse_chat_request(body, state.limits(), random_seed());
+  auto prompt = chat_prompt_tokens(model->chat_template(), model->engine().tokenizer(), chat);
+  std::string id = random_request_id("chatcmpl-");
+  this_thread_request_log().id = id;
+  auto request =
+      make_generation_request(std::move(id), std::move(prompt), chat.params, model->bounds(), state.limits(), "messages");
+  respond_with_generation(res, state, std::move(model), std::move(request), chat.params, kChatShape);
+}
+
+void completions(const httplib::Request& req, httplib::Response& res, ServerState& state) {
+  auto model = state.loaded_model();
+  const auto body = parse_json_body(req.body, state.limits().max_json_depth);
+  const CompletionRequest completion = parse_completion_request(body, state.limits(), random_seed());
+  auto prompt = completion_prompt_tokens(model->engine().tokenizer(), completion);
+  std::string id = random_request_id("cmpl-");
+  this_thread_request_log().id = id;
+  auto request = make_generation_request(std::move(id), std::move(prompt), completion.params, model->bounds(),
+                                         state.limits(), "prompt");
+  respond_with_generation(res, state, std::move(model), std::move(request), completion.params, kCompletionShape);
+}
+
+}  // namespace
+
+void add_generation_routes(httplib::Server& http, ServerState& state) {
+  http.Post("/v1/chat/completions", with_api_errors([&state](const httplib::Request& req, httplib::Response& res) {
+              chat_completions(req, res, state);
+            }));
+  http.Post("/v1/completions", with_api_errors([&state](const httplib::Request& req, httplib::Response& res) {
+              completions(req, res, state);
+            }));
+}
+
+}  // namespace nanoserve::server

@@ -1,0 +1,22 @@
+// Bounds on every size a client controls. The serve command sets them from flags; the
+// request parsers and the HTTP server enforce them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nanoserve::server {
+
+struct ServerLimits {
+  size_t max_body_bytes = 8u << 20;  // request body; larger ones get 413 before they are read
+  int max_json_depth = 64;           // nesting of arrays and objects in a request body
+  size_t max_messages = 1024;        // chat messages per request
+  size_t max_content_parts = 256;    // content parts per message
+  size_t max_tools = 128;            // tool definitions per request
+  size_t max_stop_strings = 16;      // OpenAI allows 4; a few more cost nothing
+  size_t max_stop_bytes = 256;       // per stop string
+  size_t max_logit_bias = 1024;      // logit_bias entries
+  int32_t max_tokens = 4096;         // new tokens per request (the context may allow fewer)
+};
+
+}  // namespace nanoserve::server

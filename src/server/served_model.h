@@ -1,0 +1,34 @@
+// The model the server answers with: the loaded engine, its chat template and the facts
+// the routes report (name, creation time, context and vocabulary sizes).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/engine.h"
+#include "server/generation_request.h"
+#include "tokenizer/chat_template.h"
+
+namespace nanoserve::server {
+
+class ServedModel {
+ public:
+  // The chat template is the model's own (GGUF tokenizer.chat_template); a model without
+  // one, or with one the interpreter cannot read, gets ChatML, and a log line says so.
+  explicit ServedModel(std::unique_ptr<engine::Engine> engine);
+
+  engine::Engine& engine() const { return *engine_; }
+  const tokenizer::ChatTemplate& chat_template() const { return chat_template_; }
+  const std::string& name() const { return name_; }
+  int64_t created() const { return created_; }  // Unix seconds when it was loaded
+  ModelBounds bounds() const;
+
+ private:
+  std::unique_ptr<engine::Engine> engine_;
+  tokenizer::ChatTemplate chat_template_;
+  std::string name_;
+  int64_t created_;
+};
+
+}  // namespace nanoserve::server

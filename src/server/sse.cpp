@@ -1,0 +1,27 @@
+#include "server/sse.h"
+
+#include <utility>
+
+#include "server/response_json.h"
+
+namespace nanoserve::server {
+
+std::string sse_event(const nlohmann::ordered_json& data) {
+  // Compact JSON escapes control characters: no raw newline can end the data line early.
+  return "data: " + json_text(data) + "\n\n";
+}
+
+std::string sse_done() { return "data: [DONE]\n\n"; }
+
+SseWriter::SseWriter(std::function<bool(std::string_view)> write) : write_(std::move(write)) {}
+
+bool SseWriter::send(const nlohmann::ordered_json& data) { return send_raw(sse_event(data)); }
+
+bool SseWriter::send_done() { return send_raw(sse_done()); }
+
+bool SseWriter::send_raw(const std::string& bytes) {
+  if (ok_) ok_ = write_(bytes);
+  return ok_;
+}
+
+}  // namespace nanoserve::server

@@ -1,0 +1,34 @@
+// Server-sent events as OpenAI streams them: each event is one `data: <json>` line and a
+// blank line; the stream ends with `data: [DONE]`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace nanoserve::server {
+
+std::string sse_event(const nlohmann::ordered_json& data);
+std::string sse_done();
+
+// Writes events to a connection, one write (and so one HTTP chunk on the wire) per event.
+class SseWriter {
+ public:
+  // `write` sends bytes to the client and says whether it could.
+  explicit SseWriter(std::function<bool(std::string_view)> write);
+
+  // False once a write has failed (the client went away); later sends do nothing.
+  bool send(const nlohmann::ordered_json& data);
+  bool send_done();
+  bool ok() const { return ok_; }
+
+ private:
+  bool send_raw(const std::string& bytes);
+
+  std::function<bool(std::string_view)> write_;
+  bool ok_ = true;
+};
+
+}  // namespace nanoserve::server

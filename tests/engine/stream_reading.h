@@ -1,0 +1,51 @@
+// Test helpers for the engine room: read a stream to its end, and a real tokenizer.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "gguf/file.h"
+#include "support/test_paths.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nanoserve::engine::test {
+
+// Everything a stream said, up to and including its final event.
+struct StreamRecord {
+  std::string text;             // the Text pieces, concatenated
+  std::vector<int32_t> tokens;  // their token ids, concatenated
+  int text_events = 0;
+  Event last;                   // Done or Error
+};
+
+// Generous: a stalled stream fails the test instead of hanging it; never a timing assertion.
+inline constexpr std::chrono::seconds kPatience{120};
+
+// Throws when no final event comes within `patience` of the previous event.
+inline StreamRecord read_to_end(Stream& stream, std::chrono::milliseconds patience = kPatience) {
+  StreamRecord record;
+  for (;;) {
+    std::optional<Event> event = stream.next(patience);
+    if (!event) throw std::runtime_error("the stream stalled");
+    if (event->kind != Event::Kind::Text) {
+      record.last = std::move(*event);
+      return record;
+    }
+    record.text += event->text;
+    record.tokens.insert(record.tokens.end(), event->tokens.begin(), event->tokens.end());
+    ++record.text_events;
+  }
+}
+
+// The golden tiny models' vocabulary: ids 0..255 are the single bytes (id b = byte b),
+// 1021 <|endoftext|>, 1022 <|im_start|>, 1023 <|im_end|> (eos); all three are control.
+inline std::string tiny_model_path() { return nanoserve::test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf"); }
+inline tokenizer::Tokenizer tiny_tokenizer() {
+  return tokenizer::Tokenizer::from_gguf(gguf::File::open(tiny_model_path()).metadata());
+}
+inline constexpr int32_t kTinyEndOfText = 1021, kTinyEos = 1023;
+
+}  // namespace nanoserve::engine::test

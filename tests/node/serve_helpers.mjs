@@ -1,0 +1,61 @@
+// Starts `nanoserve serve` for the node tests: the binary is build/nanoserve (or
+// $NANOSERVE_BINARY); it listens on a free port, read from its "listening on" log line.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+export const binary = process.env.NANOSERVE_BINARY ?? `${root}build/nanoserve`;
+export const tinyModel = `${root}../shared/golden/models/tiny-qwen3-Q8_0.gguf`;
+
+// The start of the mock engine's passage (src/engine/mock_engine.cpp): greedy text begins so.
+export const mockPassageStart =
+  'The lighthouse keeper climbed the spiral stairs at dusk, counting all one hundred and twelve steps as he always did.';
+
+export async function startServer(args) {
+  const child = spawn(binary, ['serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text) => { log += text; });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+
+  let port;
+  for (const deadline = Date.now() + 30000; !port; await sleep(5)) {
+    port = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1];
+    if (child.exitCode !== null) throw new Error(`nanoserve exited (${child.exitCode}):\n${log}`);
+    if (Date.now() > deadline) throw new Error(`nanoserve did not listen:\n${log}`);
+  }
+  const baseURL = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 60000; ; await sleep(10)) {
+    const health = await fetch(`${baseURL}/health`).catch(() => null);
+    if (health?.status === 200) break;
+    if (Date.now() > deadline) throw new Error(`nanoserve is not ready:\n${log}`);
+  }
+  return {
+    baseURL,
+    log: () => log,
+    // SIGTERM; resolves to the exit code.
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+// The value of an unlabelled sample of /metrics.
+export async function metric(baseURL, name) {
+  const text = await (await fetch(`${baseURL}/metrics`)).text();
+  const m = text.match(new RegExp(`^${name} (\\S+)$`, 'm'));
+  return m ? Number(m[1]) : undefined;
+}
+
+export async function waitForMetric(baseURL, name, value, timeoutMs = 5000) {
+  const start = Date.now();
+  while ((await metric(baseURL, name)) !== value) {
+    if (Date.now() - start > timeoutMs) throw new Error(`${name} did not reach ${value}`);
+    await sleep(5);
+  }
+  return Date.now() - start;
+}

@@ -1,0 +1,69 @@
+// The Prometheus text exposition: counters, cumulative histogram buckets, engine gauges.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "server/metrics.h"
+
+namespace nanoserve::server {
+namespace {
+
+// Every line is a comment (# HELP / # TYPE) or `name{labels} value`.
+void expect_valid_exposition(const std::string& text) {
+  const std::regex sample(R"(^[a-z_]+(\{[a-z_]+="[^"]*"\})? (-?[0-9.e+-]+|\+Inf)$)");
+  const std::regex comment(R"(^# (HELP|TYPE) [a-z_]+ .+$)");
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line))
+    EXPECT_TRUE(std::regex_match(line, sample) || std::regex_match(line, comment)) << "line: " << line;
+  EXPECT_EQ(text.back(), '\n');
+}
+
+TEST(Histogram, BucketsAreCumulativeWithSumAndCount) {
+  Histogram h({0.125, 1});
+  h.observe(0.0625);
+  h.observe(0.125);  // on a bound: counted in that bucket (le = "less or equal")
+  h.observe(0.5);
+  h.observe(7);
+  std::string out;
+  h.write(out, "x_seconds", "Test.");
+  EXPECT_EQ(out,
+            "# HELP x_seconds Test.\n# TYPE x_seconds histogram\n"
+            "x_seconds_bucket{le=\"0.125\"} 2\nx_seconds_bucket{le=\"1\"} 3\nx_seconds_bucket{le=\"+Inf\"} 4\n"
+            "x_seconds_sum 7.6875\nx_seconds_count 4\n");
+}
+
+TEST(ServerMetrics, ExpositionWithEngineGauges) {
+  ServerMetrics m;
+  m.count_response(200);
+  m.count_response(200);
+  m.count_response(400);
+  m.count_tokens(10, 4);
+  m.count_cancellation();
+  m.observe_time_to_first_token(0.02);
+  m.observe_inter_token_latency(0.004);
+  engine::EngineMetrics e{.waiting = 2, .running = 1, .kv_used_bytes = 256, .kv_total_bytes = 1024};
+  const std::string text = m.prometheus_text(e);
+  expect_valid_exposition(text);
+  for (const char* expected :
+       {"# TYPE nanoserve_http_requests_total counter\n", "nanoserve_http_requests_total{code=\"200\"} 2\n",
+        "nanoserve_http_requests_total{code=\"400\"} 1\n", "nanoserve_prompt_tokens_total 10\n",
+        "nanoserve_generation_tokens_total 4\n", "nanoserve_request_cancellations_total 1\n",
+        "# TYPE nanoserve_time_to_first_token_seconds histogram\n", "nanoserve_time_to_first_token_seconds_count 1\n",
+        "nanoserve_inter_token_latency_seconds_count 1\n", "nanoserve_requests_waiting 2\n",
+        "nanoserve_requests_running 1\n", "nanoserve_kv_cache_used_bytes 256\n",
+        "nanoserve_kv_cache_capacity_bytes 1024\n", "nanoserve_kv_cache_usage_ratio 0.25\n"})
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+}
+
+TEST(ServerMetrics, NoEngineGaugesWhileLoading) {
+  const std::string text = ServerMetrics().prometheus_text(std::nullopt);
+  expect_valid_exposition(text);
+  EXPECT_EQ(text.find("nanoserve_requests_running"), std::string::npos);
+  EXPECT_NE(text.find("nanoserve_request_cancellations_total 0\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nanoserve::server

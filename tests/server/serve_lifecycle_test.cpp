@@ -1,0 +1,160 @@
+// Behaviour of a served process over time: a client that leaves cancels its generation, a
+// full queue answers 429 at once, the API key, /health while the model loads, shutdown.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "server/api_client.h"
+#include "server/server_process.h"
+#include "support/run_nanoserve.h"
+#include "support/test_paths.h"
+
+namespace nanoserve::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string mock_args(const std::string& extra) {
+  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " " + extra;
+}
+
+json long_stream() {
+  return {{"messages", {{{"role", "user"}, {"content", "Go on."}}}}, {"max_tokens", 500}, {"stream", true}};
+}
+
+// The value of an unlabelled sample in a /metrics text; -1 when absent.
+double metric(ServerProcess& server, const std::string& name) {
+  auto c = server.client();
+  auto res = c.Get("/metrics");
+  if (!res) return -1;
+  std::smatch m;
+  const std::regex sample("(^|\n)" + name + " ([0-9.e+-]+)\n");
+  return std::regex_search(res->body, m, sample) ? std::stod(m[2]) : -1;
+}
+
+// Polls until `metric(name) == value` or the timeout passes; returns how long it took.
+std::chrono::milliseconds wait_for_metric(ServerProcess& server, const std::string& name, double value,
+                                          std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  while (metric(server, name) != value && std::chrono::steady_clock::now() - start < timeout)
+    std::this_thread::sleep_for(2ms);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+}
+
+TEST(ServeLifecycle, ClientDisconnectCancelsWithinADecodeStep) {
+  ServerProcess server(mock_args("--mock-token-delay-us 20000"));  // 20 ms per token
+  auto c = server.client();
+  int chunks = 0;
+  const int status = post_streaming(c, "/v1/chat/completions", long_stream(), [&](const std::string&) {
+    return ++chunks < 4;  // leave after a few events
+  });
+  EXPECT_EQ(status, 0);  // the client cancelled
+  // The engine stops within one 20 ms step; the poll itself adds a little.
+  const auto waited = wait_for_metric(server, "nanoserve_request_cancellations_total", 1, 2000ms);
+  EXPECT_LT(waited, 200ms);
+  EXPECT_LT(wait_for_metric(server, "nanoserve_requests_running", 0, 2000ms), 200ms);
+  EXPECT_EQ(get(c, "/health").status, 200);
+  EXPECT_NO_THROW(server.wait_for_log("cancelled (client disconnected)", 5000ms));
+  EXPECT_EQ(server.stop(), 0);
+}
+
+TEST(ServeLifecycle, FullQueueAnswers429AtOnce) {
+  ServerProcess server(mock_args("--parallel 1 --max-queue 1 --mock-token-delay-us 20000"));
+  std::atomic<bool> leave{false};
+  auto stream_until_told = [&] {
+    auto c = server.client();
+    post_streaming(c, "/v1/chat/completions", long_stream(), [&](const std::string&) { return !leave.load(); });
+  };
+  std::thread running(stream_until_told);
+  ASSERT_LT(wait_for_metric(server, "nanoserve_requests_running", 1, 5000ms), 5000ms);
+  std::thread queued(stream_until_told);
+  ASSERT_LT(wait_for_metric(server, "nanoserve_requests_waiting", 1, 5000ms), 5000ms);
+
+  auto c = server.client();
+  const auto start = std::chrono::steady_clock::now();
+  const JsonResponse full = post_json(c, "/v1/chat/completions", long_stream());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
+  EXPECT_EQ(full.status, 429) << full.text;
+  EXPECT_EQ(full.body["error"]["type"], "rate_limit_error");
+  EXPECT_TRUE(full.body["error"]["message"].is_string());
+  leave = true;
+  running.join();
+  queued.join();
+  EXPECT_LT(wait_for_metric(server, "nanoserve_request_cancellations_total", 2, 5000ms), 5000ms);
+}
+
+TEST(ServeLifecycle, ApiKeyGuardsEveryRouteButHealth) {
+  ServerProcess server(mock_args("--api-key s3cret"));
+  auto c = server.client();
+  EXPECT_EQ(get(c, "/health").status, 200);
+  for (const char* path : {"/v1/models", "/metrics"}) {
+    const JsonResponse r = get(c, path);
+    EXPECT_EQ(r.status, 401) << path;
+    EXPECT_EQ(r.body["error"]["code"], "invalid_api_key") << path;
+  }
+  const json body = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"max_tokens", 2}};
+  EXPECT_EQ(post_json(c, "/v1/chat/completions", body).status, 401);
+  c.set_bearer_token_auth("wrong");
+  EXPECT_EQ(get(c, "/v1/models").status, 401);
+  c.set_bearer_token_auth("s3cret");
+  EXPECT_EQ(get(c, "/v1/models").status, 200);
+  EXPECT_EQ(post_json(c, "/v1/chat/completions", body).status, 200);
+}
+
+TEST(ServeLifecycle, EnvironmentVariablesConfigureIt) {
+  setenv("NANOSERVE_API_KEY", "from-env", 1);
+  ServerProcess server(mock_args(""));
+  unsetenv("NANOSERVE_API_KEY");
+  auto c = server.client();
+  EXPECT_EQ(get(c, "/v1/models").status, 401);
+  c.set_bearer_token_auth("from-env");
+  EXPECT_EQ(get(c, "/v1/models").status, 200);
+}
+
+TEST(ServeLifecycle, AModelThatCannotLoadEndsTheProcess) {
+  const CommandResult r = run_nanoserve("serve --host 127.0.0.1 --port 0 --model /nonexistent.gguf");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("/nonexistent.gguf"), std::string::npos) << r.err;
+  const CommandResult sequential_parallel = run_nanoserve("serve --port 0 --engine sequential --parallel 2");
+  EXPECT_NE(sequential_parallel.status, 0);
+  EXPECT_NE(sequential_parallel.err.find("--parallel must be 1"), std::string::npos) << sequential_parallel.err;
+}
+
+// Without --model, serve writes a small random-weight model to the cache first: /health
+// says "loading" (503) meanwhile, and the API answers 503 too.
+TEST(ServeLifecycle, DemoModelHealthLoadingThenReady) {
+  const std::string cache = "/tmp/nanoserve-demo-cache-" + std::to_string(::getpid());
+  std::filesystem::remove_all(cache);
+  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  ServerProcess server("-t 2", /*wait_until_healthy=*/false);
+  unsetenv("XDG_CACHE_HOME");
+  auto c = server.client();
+  const JsonResponse loading = get(c, "/health");
+  EXPECT_EQ(loading.status, 503);
+  EXPECT_EQ(loading.body, json({{"status", "loading"}}));
+  const JsonResponse early = post_json(c, "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}});
+  EXPECT_EQ(early.status, 503);
+  EXPECT_EQ(early.body["error"]["code"], "model_loading");
+
+  server.wait_until_ready(120s);
+  EXPECT_NE(server.log().find("RANDOM weights"), std::string::npos) << server.log();
+  EXPECT_TRUE(std::filesystem::exists(cache + "/nanoserve/nanoserve-demo-qwen3-Q8_0.gguf"));
+  EXPECT_EQ(get(c, "/v1/models").body["data"][0]["id"], "nanoserve-demo");
+  const JsonResponse r = post_json(
+      c, "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"max_tokens", 4}, {"ignore_eos", true}});
+  EXPECT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["usage"]["completion_tokens"], 4);
+  EXPECT_EQ(server.stop(), 0);
+  std::filesystem::remove_all(cache);
+}
+
+}  // namespace
+}  // namespace nanoserve::test
