@@ -18,7 +18,7 @@ void check_shapes(const Matrix& w, const Activations& acts) {
 }  // namespace
 
 MatmulScratch::MatmulScratch(int n_threads, int64_t max_n_in)
-    : max_n_in_(max_n_in), rows_(n_threads), groups_(n_threads) {
+    : max_n_in_(max_n_in), rows_(n_threads), groups_(n_threads), act_rows_(n_threads) {
   for (int t = 0; t < n_threads; ++t) {
     rows_[t].reserve(max_n_in);
     groups_[t].resize(max_n_in / 16 + 1);
@@ -32,7 +32,7 @@ Q8Row q8_row(const Activations& acts, ActType type, int64_t r) {
     return {k.q.data() + r * n, k.d.data() + r * (n / 256), nullptr, k.bsums.data() + r * (n / 16)};
   }
   const Q8Block32Rows& b = acts.q8_block32();
-  return {b.q.data() + r * n, b.d.data() + r * (n / 32), b.s.data() + r * (n / 32), nullptr};
+  return {b.q.data() + r * n, b.d.data() + r * (n / 32), b.s.data() + r * (n / 32), nullptr, b.u.data() + r * n};
 }
 
 void matmul(const Matrix& w, Activations& acts, float* out, int64_t out_stride, ThreadPool& pool,
@@ -40,10 +40,10 @@ void matmul(const Matrix& w, Activations& acts, float* out, int64_t out_stride, 
   check_shapes(w, acts);
   if (scratch.n_threads() < pool.size() || scratch.max_n_in() < w.n_in)
     throw std::invalid_argument("matmul: scratch too small");
-  acts.prepare(act_type_for(w.type));
+  acts.prepare(act_type_for(w.type), &pool);
   const MatmulTask task{&w, &acts, out, out_stride};
   pool.run(w.n_out, [&](int64_t o0, int64_t o1, int thread) {
-    matmul_range_simd(task, o0, o1, scratch.row(thread), scratch.groups(thread));
+    matmul_range_simd(task, o0, o1, scratch.row(thread), scratch.groups(thread), scratch.act_rows(thread));
   });
 }
 

@@ -24,12 +24,14 @@ struct Matrix {
   uint64_t row_bytes = 0;
 };
 
-// Per-thread working memory of matmul: a decoded weight row and its group sums.
+// Per-thread working memory of matmul: a decoded weight row, its group sums, and the views of
+// the activation rows the fused kernels take.
 class MatmulScratch {
  public:
   MatmulScratch(int n_threads, int64_t max_n_in);
   DecodedRow& row(int thread) { return rows_[thread]; }
   int32_t* groups(int thread) { return groups_[thread].data(); }
+  std::vector<Q8Row>& act_rows(int thread) { return act_rows_[thread]; }
   int n_threads() const { return static_cast<int>(rows_.size()); }
   int64_t max_n_in() const { return max_n_in_; }
 
@@ -37,6 +39,7 @@ class MatmulScratch {
   int64_t max_n_in_;
   std::vector<DecodedRow> rows_;
   std::vector<std::vector<int32_t>> groups_;
+  std::vector<std::vector<Q8Row>> act_rows_;
 };
 
 // out[r * out_stride + o] for every activation row r and weight row o. acts.n_cols() must

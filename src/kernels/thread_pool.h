@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace nanoserve::kernels {
@@ -31,7 +32,7 @@ class ThreadPool {
       fn(int64_t{0}, n, 0);
       return;
     }
-    Job job{n, &fn, [](void* f, int64_t b, int64_t e, int t) { (*static_cast<Fn*>(f))(b, e, t); }};
+    Job job{n, &fn, [](void* f, int64_t b, int64_t e, int t) { (*static_cast<std::remove_reference_t<Fn>*>(f))(b, e, t); }};
     dispatch(job);
   }
 
