@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "gguf/types.h"
@@ -46,6 +47,17 @@ class MatmulScratch {
 // equal w.n_in. Uses the SIMD kernels of the best target this CPU supports.
 void matmul(const Matrix& w, Activations& acts, float* out, int64_t out_stride, ThreadPool& pool,
             MatmulScratch& scratch);
+
+// Several weight matrices against the same activation rows in one pass of the pool (the
+// query, key and value projections; gate and up): fewer thread hand-offs, and the threads
+// split all their rows at once, so small matrices do not leave threads idle.
+struct MatmulOutput {
+  const Matrix* w;
+  float* out;
+  int64_t out_stride;
+};
+void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts, ThreadPool& pool,
+                 MatmulScratch& scratch);
 
 // The same with the scalar reference kernels on one thread (for tests).
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride);

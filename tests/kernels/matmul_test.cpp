@@ -185,6 +185,27 @@ TEST(Matmul, FusedKernelsAgreeOnEveryX86TargetAtExtremes) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+// matmul_many splits the rows of several matrices between threads in one pass; each output
+// equals what its own matmul gives, whatever the types and wherever the thread ranges fall.
+TEST(Matmul, ManyMatricesEqualSeparateCalls) {
+  const int64_t n_in = 512, n_rows = 5;
+  TestMatrix a(TensorType::Q8_0, n_in, 37, 1), b(TensorType::Q4_K, n_in, 5, 2), c(TensorType::F16, n_in, 19, 3);
+  const auto x = random_floats(n_in * n_rows, 4);
+  Activations acts;
+  acts.set(x.data(), n_rows, n_in, n_in);
+  ThreadPool pool(3);
+  MatmulScratch scratch(3, n_in);
+  std::vector<float> one_a(n_rows * 37), one_b(n_rows * 5), one_c(n_rows * 19);
+  matmul(a.m, acts, one_a.data(), 37, pool, scratch);
+  matmul(b.m, acts, one_b.data(), 5, pool, scratch);
+  matmul(c.m, acts, one_c.data(), 19, pool, scratch);
+  std::vector<float> many_a(one_a.size()), many_b(one_b.size()), many_c(one_c.size());
+  matmul_many({{&a.m, many_a.data(), 37}, {&b.m, many_b.data(), 5}, {&c.m, many_c.data(), 19}}, acts, pool, scratch);
+  EXPECT_EQ(many_a, one_a);
+  EXPECT_EQ(many_b, one_b);
+  EXPECT_EQ(many_c, one_c);
+}
+
 TEST(Matmul, RejectsMismatchedShapesAndTypes) {
   TestMatrix w(TensorType::Q8_0, 64, 2, 1);
   const auto x = random_floats(32, 2);
