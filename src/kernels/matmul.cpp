@@ -67,7 +67,7 @@ void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts,
                           scratch.act_rows(thread));
       first += n_out;
     }
-  });
+  }, /*grain=*/4);  // whole tiles of weight rows
 }
 
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride) {
