@@ -24,6 +24,7 @@
 
 #include <cstring>
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "kernels/weight_rows.h"
@@ -78,6 +79,17 @@ HWY_INLINE VI32 DotBytes(VI32 acc, VU8 u, VI8 s) {
   acc = hn::ReorderWidenMulAccumulate(DI32(), u_odd, s_odd, acc, odd);
   return hn::Add(acc, odd);
 #endif
+}
+
+// Weight rows are read once per step, straight from the mapped file: the hardware prefetcher
+// stops at each 4 KiB page, so decode (one activation row, little arithmetic per byte) waits on
+// memory unless the bytes are asked for well ahead. 16 KiB ahead of each row's stream was the
+// best distance measured on the 2-core Zen 4 machine (0.5B Q8_0 decode 19 -> 31 tok/s).
+constexpr size_t kPrefetchAhead = 16 * 1024;
+
+template <size_t kBytes>
+HWY_INLINE void PrefetchAhead(const uint8_t* block) {
+  for (size_t line = 0; line < kBytes; line += 64) hwy::Prefetch(block + kPrefetchAhead + line);
 }
 
 // The fp16 at p (F16C's conversion, exact).
@@ -177,6 +189,7 @@ void DotBlock32(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a
     VF dw[NW];
     for (int i = 0; i < NW; ++i) {
       const uint8_t* block = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block)>(block);
       w[i] = SignedLevels<Block>(block);
       minus_w_sum128[i] = hn::Neg(DotBytes(hn::Zero(DI32()), k128, w[i]));
       dw[i] = hn::Set(DF(), Half(block + offsetof(Block, d)));
@@ -214,6 +227,7 @@ void DotQ4_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
     hn::Vec<DI16> mins[NW];  // m_j for both 16-element halves of sub-block j
     for (int i = 0; i < NW; ++i) {
       block[i] = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block)>(block[i]);
       alignas(32) int16_t m16[16];
       for (int j = 0; j < 8; ++j) {
         int m;
@@ -277,6 +291,7 @@ void DotQ6_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
     VI32 isum[NW][NR];
     for (int i = 0; i < NW; ++i) {
       block[i] = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block)>(block[i]);
       scales[i] = reinterpret_cast<const int8_t*>(block[i] + offsetof(Block, scales));
       const auto scales16 = hn::PromoteTo(d16, hn::LoadU(d8_128, scales[i]));
       for (int r = 0; r < NR; ++r) {  // −32 · Σ_g sc_g · bsum_g, folded into the integer sum
