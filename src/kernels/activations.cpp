@@ -32,9 +32,9 @@ ActType act_type_for(TensorType weight_type) {
   }
 }
 
-void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s) {
+void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u) {
   constexpr int kB = tensor::kLegacyBlock;
-  for (int64_t b = 0; b < n / kB; ++b, x += kB, q += kB) {
+  for (int64_t b = 0; b < n / kB; ++b, x += kB, q += kB, u += kB) {
     float amax = 0.0f;
     for (int j = 0; j < kB; ++j) amax = std::max(amax, std::fabs(x[j]));
     // llama.cpp's x86 path: the multiplier is 127/amax (not 1/d) and rounding is to nearest
@@ -45,6 +45,7 @@ void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* 
     for (int j = 0; j < kB; ++j) {
       const float level = std::clamp(std::nearbyint(x[j] * inv), -128.0f, 127.0f);
       q[j] = static_cast<int8_t>(level);
+      u[j] = static_cast<uint8_t>(q[j] + 128);
       sum += q[j];
     }
     d[b] = tensor::f16_to_f32(tensor::f32_to_f16(scale));
@@ -72,7 +73,7 @@ void Activations::set(const float* x, int64_t n_rows, int64_t n_cols, int64_t st
   have_[static_cast<int>(ActType::F32)] = true;
 }
 
-void Activations::prepare(ActType type) {
+void Activations::prepare(ActType type, ThreadPool* pool) {
   // Q8_0 and Q8_1 share one form.
   if (type == ActType::Q8_1) type = ActType::Q8_0;
   const int k = static_cast<int>(type);
@@ -81,6 +82,14 @@ void Activations::prepare(ActType type) {
   // resize() only grows the buffers after the first batches: no allocation in steady state.
   auto grow = [](auto& v, size_t size) {
     if (v.size() < size) v.resize(size);
+  };
+  // Rows are independent: split them between the pool's threads (a prefill has hundreds).
+  auto for_rows = [&](auto&& quantize_row) {
+    auto range = [&](int64_t r0, int64_t r1, int) {
+      for (int64_t r = r0; r < r1; ++r) quantize_row(r);
+    };
+    if (pool) pool->run(n_rows_, range);
+    else range(0, n_rows_, 0);
   };
   switch (type) {
     case ActType::F32: break;
@@ -101,8 +110,11 @@ void Activations::prepare(ActType type) {
       grow(q8_.q, n_rows_ * n);
       grow(q8_.d, n_rows_ * nb);
       grow(q8_.s, n_rows_ * nb);
-      for (int64_t r = 0; r < n_rows_; ++r)
-        quantize_q8_block32(f32(r), n, q8_.q.data() + r * n, q8_.d.data() + r * nb, q8_.s.data() + r * nb);
+      grow(q8_.u, n_rows_ * n);
+      for_rows([&](int64_t r) {
+        quantize_q8_block32_simd(f32(r), n, q8_.q.data() + r * n, q8_.d.data() + r * nb, q8_.s.data() + r * nb,
+                                 q8_.u.data() + r * n);
+      });
       break;
     }
     case ActType::Q8_K: {
@@ -111,8 +123,9 @@ void Activations::prepare(ActType type) {
       grow(q8k_.q, n_rows_ * n);
       grow(q8k_.d, n_rows_ * nb);
       grow(q8k_.bsums, n_rows_ * (n / 16));
-      for (int64_t r = 0; r < n_rows_; ++r)
-        quantize_q8_k(f32(r), n, q8k_.q.data() + r * n, q8k_.d.data() + r * nb, q8k_.bsums.data() + r * (n / 16));
+      for_rows([&](int64_t r) {
+        quantize_q8_k_simd(f32(r), n, q8k_.q.data() + r * n, q8k_.d.data() + r * nb, q8k_.bsums.data() + r * (n / 16));
+      });
       break;
     }
   }

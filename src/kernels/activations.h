@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gguf/types.h"
+#include "kernels/thread_pool.h"
 
 namespace nanoserve::kernels {
 
@@ -28,9 +29,10 @@ ActType act_type_for(TensorType weight_type);
 // d = amax / 127 stored as fp16, levels round(x * 127 / amax) to nearest even;
 // Q8_1 also keeps s = fp16(d * sum of levels). d and s are kept as the floats the fp16s hold.
 struct Q8Block32Rows {
-  std::vector<int8_t> q;  // rows × n
-  std::vector<float> d;   // rows × n/32
-  std::vector<float> s;   // rows × n/32
+  std::vector<int8_t> q;     // rows × n
+  std::vector<float> d;      // rows × n/32
+  std::vector<float> s;      // rows × n/32
+  std::vector<uint8_t> u;  // rows × n: q + 128, for the fused kernels' unsigned × signed products
 };
 
 // Q8_K rows (ggml's quantize_row_q8_K): per 256, float d and 16-element level sums.
@@ -45,8 +47,8 @@ class Activations {
   // Points at n_rows rows of n_cols floats (row r at x + r * stride), which must stay alive
   // and unchanged until the next set(). Converted forms are made on first request.
   void set(const float* x, int64_t n_rows, int64_t n_cols, int64_t stride);
-  // Makes sure the form for `type` exists (quantizes on the calling thread).
-  void prepare(ActType type);
+  // Makes sure the form for `type` exists, quantizing rows on the pool's threads if given.
+  void prepare(ActType type, ThreadPool* pool = nullptr);
 
   int64_t n_rows() const { return n_rows_; }
   int64_t n_cols() const { return n_cols_; }
@@ -65,9 +67,13 @@ class Activations {
   Q8KRows q8k_;
 };
 
-// One row of n floats to Q8_0/Q8_1 form (q: n levels; d, s: n/32 each).
-void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s);
+// One row of n floats to Q8_0/Q8_1 form (q, u: n levels; d, s: n/32 each).
+void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u);
 // One row of n floats to Q8_K form (q: n; d: n/256; bsums: n/16).
 void quantize_q8_k(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums);
+
+// The same, with the SIMD kernels of the best target this CPU supports (bit-identical).
+void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u);
+void quantize_q8_k_simd(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums);
 
 }  // namespace nanoserve::kernels

@@ -1,5 +1,6 @@
 #include "kernels/matmul.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -18,7 +19,7 @@ void check_shapes(const Matrix& w, const Activations& acts) {
 }  // namespace
 
 MatmulScratch::MatmulScratch(int n_threads, int64_t max_n_in)
-    : max_n_in_(max_n_in), rows_(n_threads), groups_(n_threads) {
+    : max_n_in_(max_n_in), rows_(n_threads), groups_(n_threads), act_rows_(n_threads) {
   for (int t = 0; t < n_threads; ++t) {
     rows_[t].reserve(max_n_in);
     groups_[t].resize(max_n_in / 16 + 1);
@@ -32,19 +33,41 @@ Q8Row q8_row(const Activations& acts, ActType type, int64_t r) {
     return {k.q.data() + r * n, k.d.data() + r * (n / 256), nullptr, k.bsums.data() + r * (n / 16)};
   }
   const Q8Block32Rows& b = acts.q8_block32();
-  return {b.q.data() + r * n, b.d.data() + r * (n / 32), b.s.data() + r * (n / 32), nullptr};
+  return {b.q.data() + r * n, b.d.data() + r * (n / 32), b.s.data() + r * (n / 32), nullptr, b.u.data() + r * n};
 }
 
 void matmul(const Matrix& w, Activations& acts, float* out, int64_t out_stride, ThreadPool& pool,
             MatmulScratch& scratch) {
-  check_shapes(w, acts);
-  if (scratch.n_threads() < pool.size() || scratch.max_n_in() < w.n_in)
-    throw std::invalid_argument("matmul: scratch too small");
-  acts.prepare(act_type_for(w.type));
-  const MatmulTask task{&w, &acts, out, out_stride};
-  pool.run(w.n_out, [&](int64_t o0, int64_t o1, int thread) {
-    matmul_range_simd(task, o0, o1, scratch.row(thread), scratch.groups(thread));
-  });
+  matmul_many({{&w, out, out_stride}}, acts, pool, scratch);
+}
+
+void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts, ThreadPool& pool,
+                 MatmulScratch& scratch) {
+  constexpr size_t kMax = 4;
+  if (outputs.size() > kMax) throw std::invalid_argument("matmul_many: too many matrices");
+  MatmulTask tasks[kMax];
+  int64_t total = 0;
+  size_t k = 0;
+  for (const MatmulOutput& o : outputs) {
+    check_shapes(*o.w, acts);
+    if (scratch.n_threads() < pool.size() || scratch.max_n_in() < o.w->n_in)
+      throw std::invalid_argument("matmul: scratch too small");
+    acts.prepare(act_type_for(o.w->type), &pool);
+    tasks[k++] = {o.w, &acts, o.out, o.out_stride};
+    total += o.w->n_out;
+  }
+  // Each thread takes a contiguous range of the matrices' rows laid end to end.
+  pool.run(total, [&](int64_t o0, int64_t o1, int thread) {
+    int64_t first = 0;  // the row where matrix i starts in that order
+    for (size_t i = 0; i < k; ++i) {
+      const int64_t n_out = tasks[i].w->n_out;
+      const int64_t begin = std::max(o0, first), end = std::min(o1, first + n_out);
+      if (begin < end)
+        matmul_range_simd(tasks[i], begin - first, end - first, scratch.row(thread), scratch.groups(thread),
+                          scratch.act_rows(thread));
+      first += n_out;
+    }
+  }, /*grain=*/4);  // whole tiles of weight rows
 }
 
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride) {

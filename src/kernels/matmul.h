@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "gguf/types.h"
@@ -24,12 +25,14 @@ struct Matrix {
   uint64_t row_bytes = 0;
 };
 
-// Per-thread working memory of matmul: a decoded weight row and its group sums.
+// Per-thread working memory of matmul: a decoded weight row, its group sums, and the views of
+// the activation rows the fused kernels take.
 class MatmulScratch {
  public:
   MatmulScratch(int n_threads, int64_t max_n_in);
   DecodedRow& row(int thread) { return rows_[thread]; }
   int32_t* groups(int thread) { return groups_[thread].data(); }
+  std::vector<Q8Row>& act_rows(int thread) { return act_rows_[thread]; }
   int n_threads() const { return static_cast<int>(rows_.size()); }
   int64_t max_n_in() const { return max_n_in_; }
 
@@ -37,12 +40,24 @@ class MatmulScratch {
   int64_t max_n_in_;
   std::vector<DecodedRow> rows_;
   std::vector<std::vector<int32_t>> groups_;
+  std::vector<std::vector<Q8Row>> act_rows_;
 };
 
 // out[r * out_stride + o] for every activation row r and weight row o. acts.n_cols() must
 // equal w.n_in. Uses the SIMD kernels of the best target this CPU supports.
 void matmul(const Matrix& w, Activations& acts, float* out, int64_t out_stride, ThreadPool& pool,
             MatmulScratch& scratch);
+
+// Several weight matrices against the same activation rows in one pass of the pool (the
+// query, key and value projections; gate and up): fewer thread hand-offs, and the threads
+// split all their rows at once, so small matrices do not leave threads idle.
+struct MatmulOutput {
+  const Matrix* w;
+  float* out;
+  int64_t out_stride;
+};
+void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts, ThreadPool& pool,
+                 MatmulScratch& scratch);
 
 // The same with the scalar reference kernels on one thread (for tests).
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride);

@@ -2,7 +2,9 @@
 // It computes what matmul_range_reference computes: float rows with vector FMAs, quantized
 // rows as exact integer group sums (so those results equal the reference bit for bit).
 #include <cstddef>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/matmul_simd.cpp"
@@ -10,6 +12,7 @@
 #include <hwy/highway.h>
 
 #include "kernels/matmul_range.h"
+#include "kernels/quant_dot-inl.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 
@@ -157,11 +160,41 @@ void ScalesQ8_0(const uint8_t* wrow, int64_t n, DecodedRow& row) {
   }
 }
 
-void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups) {
+// Weight rows [o0, o1) with the fused kernels, in tiles of weight rows × activation rows.
+// Activation rows go in chunks small enough to stay in L2 while every weight row of the range
+// passes over them.
+void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, std::vector<Q8Row>& rows) {
+  constexpr int64_t kChunkRows = 64;
+  const Matrix& w = *task.w;
+  const Activations& acts = *task.acts;
+  const int64_t n_rows = acts.n_rows();
+  rows.resize(n_rows);
+  for (int64_t r = 0; r < n_rows; ++r) rows[r] = q8_row(acts, act_type_for(w.type), r);
+  const int tile_w = FusedTileRows(w.type);
+  float tile[4 * kMaxTileRows] = {};
+  for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
+    const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
+    for (int64_t o = o0; o < o1;) {
+      int nw = tile_w;
+      while (o + nw > o1) nw /= 2;  // 4, 2 or 1 rows
+      for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
+        const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
+        FusedDot(w.type, w.data + o * w.row_bytes, w.row_bytes, w.n_in, nw, rows.data() + r0, nr, tile);
+        for (int i = 0; i < nw; ++i)
+          for (int r = 0; r < nr; ++r) task.out[(r0 + r) * task.out_stride + o + i] = tile[i * nr + r];
+      }
+      o += nw;
+    }
+  }
+}
+
+void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
+                 std::vector<Q8Row>& act_rows) {
   const Matrix& w = *task.w;
   const Activations& acts = *task.acts;
   const int64_t n = w.n_in;
   const ActType act = act_type_for(w.type);
+  if (HasFusedDot(w.type)) return FusedRange(task, o0, o1, act_rows);
   for (int64_t o = o0; o < o1; ++o) {
     const uint8_t* wrow = w.data + o * w.row_bytes;
     const bool fused = w.type == TensorType::Q8_0;
@@ -202,8 +235,9 @@ namespace nanoserve::kernels {
 
 HWY_EXPORT(MatmulRange);
 
-void matmul_range_simd(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups) {
-  HWY_DYNAMIC_DISPATCH(MatmulRange)(task, o0, o1, row, groups);
+void matmul_range_simd(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
+                       std::vector<Q8Row>& act_rows) {
+  HWY_DYNAMIC_DISPATCH(MatmulRange)(task, o0, o1, row, groups, act_rows);
 }
 
 }  // namespace nanoserve::kernels

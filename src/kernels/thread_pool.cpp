@@ -1,5 +1,6 @@
 #include "kernels/thread_pool.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
@@ -11,14 +12,22 @@ namespace {
 // Spin this many times before sleeping: long enough to bridge the gap between two kernels
 // of one forward pass, short enough not to burn a core between requests.
 constexpr int kSpinRounds = 1 << 12;
-// While spinning, give the core away now and then: with more threads than free cores a
-// pure spin would keep the thread we wait for off the CPU for a whole time slice.
+// While spinning, give the core away now and then: with more threads than free cores a pure
+// spin would keep a thread that has work off the CPU for a whole time slice.
 constexpr int kYieldEvery = 64;
+// Chunks per thread: enough that a late or preempted thread costs little, few enough that
+// claiming them is noise.
+constexpr int64_t kChunksPerThread = 4;
+constexpr uint64_t kField = 0xffff;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+uint64_t state_of(uint32_t generation, uint64_t count, uint64_t next) {
+  return static_cast<uint64_t>(generation) << 32 | count << 16 | next;
 }
 
 }  // namespace
@@ -30,47 +39,67 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_release);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  generation_.notify_all();
+  wake_.fetch_add(1, std::memory_order_acq_rel);
+  wake_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::run_share(const Job& job, int thread) const {
-  const int64_t begin = job.n * thread / n_threads_;
-  const int64_t end = job.n * (thread + 1) / n_threads_;
-  if (begin < end) job.call(job.fn, begin, end, thread);
+void ThreadPool::run_chunks(uint64_t generation, int thread) {
+  uint64_t cur = state_.load(std::memory_order_acquire);
+  for (;;) {
+    const uint64_t count = (cur >> 16) & kField, next = cur & kField;
+    if ((cur >> 32) != generation || next >= count) return;
+    if (!state_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    // The claim holds the job open, so its fields stay as they were published.
+    const int64_t begin = static_cast<int64_t>(next) * chunk_;
+    const int64_t end = std::min(n_, begin + chunk_);
+    call_(fn_, begin, end, thread);
+    done_.fetch_add(1, std::memory_order_acq_rel);
+    cur = state_.load(std::memory_order_acquire);
+  }
 }
 
-void ThreadPool::dispatch(const Job& job) {
-  job_ = &job;
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);  // publishes job_ and pending_
-  generation_.notify_all();  // no system call unless a worker is asleep
-  run_share(job, 0);
-  for (int i = 1; pending_.load(std::memory_order_acquire) != 0; ++i) {
+void ThreadPool::dispatch(int64_t n, int64_t grain, void* fn, Call call) {
+  const int64_t wanted = n_threads_ * kChunksPerThread;
+  int64_t chunk = (n + wanted - 1) / wanted;
+  chunk = (chunk + grain - 1) / grain * grain;
+  const int64_t min_chunk = (n + static_cast<int64_t>(kField) - 1) / static_cast<int64_t>(kField);
+  chunk = std::max(chunk, min_chunk);  // at most 65535 chunks fit the state word
+  const uint64_t count = static_cast<uint64_t>((n + chunk - 1) / chunk);
+
+  fn_ = fn;
+  call_ = call;
+  n_ = n;
+  chunk_ = chunk;
+  done_.store(0, std::memory_order_relaxed);
+  const uint32_t generation = ++generation_;
+  state_.store(state_of(generation, count, 0), std::memory_order_release);  // publishes the job
+  wake_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();  // no system call unless a worker is asleep
+
+  run_chunks(generation, 0);
+  for (int i = 1; done_.load(std::memory_order_acquire) != static_cast<int64_t>(count); ++i) {
     cpu_relax();
     if (i % kYieldEvery == 0) std::this_thread::yield();
   }
-  job_ = nullptr;
 }
 
 void ThreadPool::work(int thread) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
-    uint64_t now = generation_.load(std::memory_order_acquire);
+    uint32_t now = wake_.load(std::memory_order_acquire);
     for (int i = 1; now == seen && i <= kSpinRounds; ++i) {
       cpu_relax();
       if (i % kYieldEvery == 0) std::this_thread::yield();
-      now = generation_.load(std::memory_order_acquire);
+      now = wake_.load(std::memory_order_acquire);
     }
     if (now == seen) {
-      generation_.wait(seen, std::memory_order_acquire);
+      wake_.wait(seen, std::memory_order_acquire);
       continue;
     }
     seen = now;
     if (stop_.load(std::memory_order_acquire)) return;
-    run_share(*job_, thread);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    run_chunks(state_.load(std::memory_order_acquire) >> 32, thread);
   }
 }
 

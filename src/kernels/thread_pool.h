@@ -1,14 +1,19 @@
 // A small persistent thread pool for data-parallel kernels.
 //
-// run(n, fn) splits [0, n) into one contiguous range per thread and calls fn(begin, end,
-// thread) on each; the calling thread takes range 0 and the call returns when every range
-// is done. Between calls the workers spin briefly, then sleep on an atomic (futex), so a
-// forward pass that issues many runs back to back pays no OS call and no allocation per run.
+// run(n, fn, grain) splits [0, n) into chunks (a few per thread, each a multiple of `grain`
+// except the last) and calls fn(begin, end, thread) once per chunk; `thread` is the index of
+// the pool thread running it (0 = the caller), for per-thread scratch memory. The caller and
+// the workers claim chunks from one atomic counter, so the call never waits for a worker to
+// wake up: on a machine whose cores are busy with other work, the caller simply does more of
+// the chunks itself (a fixed split would stall each call for a scheduler time slice). The
+// call returns when every chunk is done. Between calls the workers spin briefly, then sleep
+// on an atomic (futex): no OS call and no allocation per run while a forward pass is going.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace nanoserve::kernels {
@@ -23,38 +28,44 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
-  // Not reentrant: fn must not call run() on the same pool. fn must not throw.
+  // Not reentrant: fn must not call run() on the same pool. fn must not throw. Which thread
+  // runs which chunk varies from call to call; results must not depend on it.
   template <class Fn>
-  void run(int64_t n, Fn&& fn) {
+  void run(int64_t n, Fn&& fn, int64_t grain = 1) {
     if (n <= 0) return;
-    if (n_threads_ == 1 || n == 1) {
+    if (n_threads_ == 1 || n <= grain) {
       fn(int64_t{0}, n, 0);
       return;
     }
-    Job job{n, &fn, [](void* f, int64_t b, int64_t e, int t) { (*static_cast<Fn*>(f))(b, e, t); }};
-    dispatch(job);
+    using F = std::remove_reference_t<Fn>;
+    dispatch(n, grain, &fn, [](void* f, int64_t b, int64_t e, int t) { (*static_cast<F*>(f))(b, e, t); });
   }
 
   // Physical cores of this machine (logical CPUs when the topology is unknown).
   static int physical_cores();
 
  private:
-  struct Job {
-    int64_t n;
-    void* fn;
-    void (*call)(void* fn, int64_t begin, int64_t end, int thread);
-  };
+  using Call = void (*)(void* fn, int64_t begin, int64_t end, int thread);
 
-  void dispatch(const Job& job);
+  void dispatch(int64_t n, int64_t grain, void* fn, Call call);
   void work(int thread);
-  void run_share(const Job& job, int thread) const;
+  // Claims and runs chunks of the job of `generation` until none is left.
+  void run_chunks(uint64_t generation, int thread);
 
   int n_threads_;
   std::vector<std::thread> workers_;
-  const Job* job_ = nullptr;
-  std::atomic<uint64_t> generation_{0};  // bumped once per run; workers wait for a change
-  std::atomic<int> pending_{0};           // workers still busy with the current run
+  // The current job; written by the caller before it publishes a new generation in state_,
+  // unchanged until every chunk of it is done.
+  void* fn_ = nullptr;
+  Call call_ = nullptr;
+  int64_t n_ = 0, chunk_ = 0;
+  // generation << 32 | chunk count << 16 | next chunk: claiming is one compare-exchange that
+  // fails for a worker still looking at an older generation.
+  std::atomic<uint64_t> state_{0};
+  std::atomic<int64_t> done_{0};        // chunks of the current job finished
+  std::atomic<uint32_t> wake_{0};       // bumped per job; sleeping workers wait on it
   std::atomic<bool> stop_{false};
+  uint32_t generation_ = 0;             // the caller's count of jobs
 };
 
 }  // namespace nanoserve::kernels

@@ -79,17 +79,6 @@ void decode_legacy(TensorType type, const uint8_t* row, int64_t n, DecodedRow& o
   }
 }
 
-// Q4_K / Q5_K: eight 6-bit scales and mins packed in 12 bytes (see tensor/k_quants.cpp).
-void scale_min_k4(const uint8_t* s, int j, int& sc, int& m) {
-  if (j < 4) {
-    sc = s[j] & 63;
-    m = s[j + 4] & 63;
-  } else {
-    sc = (s[j + 4] & 0x0f) | (s[j - 4] >> 6) << 4;
-    m = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
-  }
-}
-
 int scale_q3k(const uint8_t* s, int j) {
   const int low = j < 8 ? s[j] & 0x0f : s[j - 8] >> 4;
   const int high = (s[8 + j % 4] >> (2 * (j / 4))) & 3;

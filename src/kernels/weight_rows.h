@@ -42,7 +42,19 @@ struct Q8Row {
   const float* d;
   const float* s;
   const int16_t* bsums;
+  const uint8_t* u = nullptr;  // Q8_0/Q8_1: q + 128 per element
 };
+
+// Q4_K / Q5_K: sub-block j's 6-bit scale and min, packed in 12 bytes (see tensor/k_quants.cpp).
+inline void scale_min_k4(const uint8_t* s, int j, int& sc, int& m) {
+  if (j < 4) {
+    sc = s[j] & 63;
+    m = s[j + 4] & 63;
+  } else {
+    sc = (s[j + 4] & 0x0f) | (s[j - 4] >> 6) << 4;
+    m = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+  }
+}
 
 // Scalar reference decode of one row of n elements (reserve(n) first).
 void decode_row(TensorType type, const uint8_t* row, int64_t n, DecodedRow& out);

@@ -66,9 +66,8 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
   for (int64_t r = 0; r < rows; ++r)
     kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.attn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
-  kernels::matmul(w.wq, acts_, ws_.q.data(), q_dim, pool_, scratch_);
-  kernels::matmul(w.wk, acts_, ws_.k.data(), kv_dim, pool_, scratch_);
-  kernels::matmul(w.wv, acts_, ws_.v.data(), kv_dim, pool_, scratch_);
+  kernels::matmul_many({{&w.wq, ws_.q.data(), q_dim}, {&w.wk, ws_.k.data(), kv_dim}, {&w.wv, ws_.v.data(), kv_dim}},
+                       acts_, pool_, scratch_);
 
   const kernels::RopeStyle style = c.rope_halves() ? kernels::RopeStyle::Halves : kernels::RopeStyle::Adjacent;
   for (int64_t r = 0; r < rows; ++r) {
@@ -124,8 +123,8 @@ void Model::ffn_block(int layer, int64_t rows) {
   for (int64_t r = 0; r < rows; ++r)
     kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.ffn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
-  kernels::matmul(w.w_gate, acts_, ws_.gate.data(), c.n_ff, pool_, scratch_);
-  kernels::matmul(w.w_up, acts_, ws_.up.data(), c.n_ff, pool_, scratch_);
+  kernels::matmul_many({{&w.w_gate, ws_.gate.data(), c.n_ff}, {&w.w_up, ws_.up.data(), c.n_ff}}, acts_, pool_,
+                       scratch_);
   kernels::silu_mul(ws_.gate.data(), ws_.up.data(), ws_.gate.data(), rows * c.n_ff);
   acts_.set(ws_.gate.data(), rows, c.n_ff, c.n_ff);
   kernels::matmul(w.w_down, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);

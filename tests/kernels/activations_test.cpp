@@ -1,7 +1,10 @@
 // Activation quantization mirrors llama.cpp's x86 quantize_row_q8_0 / q8_1 and ggml's q8_K.
 #include <gtest/gtest.h>
 
+#include <hwy/targets.h>
+
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "kernels/activations.h"
@@ -20,8 +23,10 @@ TEST(Q8Block32, ScaleMultiplierAndRoundingAreLlamaCppX86s) {
   x[2] = -3.5f;
   x[3] = 0.49f;
   std::vector<int8_t> q(32);
+  std::vector<uint8_t> u(32);
   float d, s;
-  quantize_q8_block32(x.data(), 32, q.data(), &d, &s);
+  quantize_q8_block32(x.data(), 32, q.data(), &d, &s, u.data());
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(u[i], q[i] + 128);
   EXPECT_EQ(q[0], 127);
   EXPECT_EQ(q[1], 2);
   EXPECT_EQ(q[2], -4);
@@ -34,8 +39,9 @@ TEST(Q8Block32, ZeroBlockAndFp16Scales) {
   std::vector<float> x(64, 0.0f);
   for (int i = 32; i < 64; ++i) x[i] = 0.001f * (i - 40);
   std::vector<int8_t> q(64);
+  std::vector<uint8_t> u(64);
   float d[2], s[2];
-  quantize_q8_block32(x.data(), 64, q.data(), d, s);
+  quantize_q8_block32(x.data(), 64, q.data(), d, s, u.data());
   EXPECT_EQ(d[0], 0.0f);
   EXPECT_EQ(s[0], 0.0f);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(q[i], 0);
@@ -71,6 +77,45 @@ TEST(Activations, FormsFollowTheRowsAndAreMadeOnce) {
   EXPECT_EQ(acts.f16(1)[1], 0x7c00);
   EXPECT_EQ(acts.bf16(1)[0], tensor::f32_to_bf16(0.333333f));
   EXPECT_EQ(acts.f32(1)[1], 65520.0f);
+}
+
+// The SIMD quantizers equal the scalar ones bit for bit on every target: random rows, and
+// blocks with the awkward cases (all zero, halves that round to even, the largest magnitude
+// negative or present with both signs, tiny values).
+TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
+  const int64_t n = 1024;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = dist(rng);
+  std::fill(x.begin(), x.begin() + 32, 0.0f);
+  for (int j = 32; j < 64; ++j) x[j] = 0.5f * (j - 48);  // amax 8: multiplier 127/8, many .5 products
+  x[300] = -50.0f;                                        // the second super-block's max is negative
+  x[520] = 40.0f;
+  x[530] = -40.0f;                                        // ±amax: the first one sets the sign
+  for (int j = 768; j < 1024; ++j) x[j] = 1e-30f * (j % 7 - 3);
+
+  std::vector<int8_t> q_ref(n), q(n);
+  std::vector<uint8_t> u_ref(n), u(n);
+  std::vector<float> d_ref(n / 32), d(n / 32), s_ref(n / 32), s(n / 32);
+  quantize_q8_block32(x.data(), n, q_ref.data(), d_ref.data(), s_ref.data(), u_ref.data());
+  std::vector<int8_t> qk_ref(n), qk(n);
+  std::vector<float> dk_ref(n / 256), dk(n / 256);
+  std::vector<int16_t> bs_ref(n / 16), bs(n / 16);
+  quantize_q8_k(x.data(), n, qk_ref.data(), dk_ref.data(), bs_ref.data());
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    quantize_q8_block32_simd(x.data(), n, q.data(), d.data(), s.data(), u.data());
+    EXPECT_EQ(q, q_ref) << hwy::TargetName(target);
+    EXPECT_EQ(u, u_ref) << hwy::TargetName(target);
+    EXPECT_EQ(d, d_ref) << hwy::TargetName(target);
+    EXPECT_EQ(s, s_ref) << hwy::TargetName(target);
+    quantize_q8_k_simd(x.data(), n, qk.data(), dk.data(), bs.data());
+    EXPECT_EQ(qk, qk_ref) << hwy::TargetName(target);
+    EXPECT_EQ(dk, dk_ref) << hwy::TargetName(target);
+    EXPECT_EQ(bs, bs_ref) << hwy::TargetName(target);
+  }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace

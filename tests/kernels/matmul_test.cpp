@@ -92,26 +92,37 @@ TEST_P(MatmulTest, ReferenceMatchesDecodedMath) {
 
 // Every SIMD target gives the reference's result: bit for bit for quantized weights (the
 // same integer sums and the same float steps), to float rounding for F32/F16/BF16.
+// Quantized types: the SIMD kernels sum the same exact integer block dot products as the
+// reference. The K-quants and the types without a fused kernel also add them up in the
+// reference's float order, so they must be equal bit for bit; the fused kernels for blocks of
+// 32 accumulate per lane, so they agree to float rounding of the sum of |w·a| (the worst
+// case of reordering a float sum). Float types agree to rounding as well.
 TEST_P(MatmulTest, EverySimdTargetMatchesReference) {
-  const int64_t n_in = 768, n_out = 13, n_rows = 4;
+  const int64_t n_in = 768, n_out = 13, n_rows = 6;  // tiles of 4 activation rows and a rest
   TestMatrix w(GetParam(), n_in, n_out, 11);
   const auto x = random_floats(n_in * n_rows, 12);
   Activations acts;
   acts.set(x.data(), n_rows, n_in, n_in);
   std::vector<float> ref(n_rows * n_out), got(n_rows * n_out);
   matmul_reference(w.m, acts, ref.data(), n_out);
-  const bool exact = act_type_for(GetParam()) != ActType::F32 && act_type_for(GetParam()) != ActType::F16 &&
-                     act_type_for(GetParam()) != ActType::BF16;
+  const TensorType type = GetParam();
+  const bool exact = act_type_for(type) == ActType::Q8_K || type == TensorType::Q4_1 || type == TensorType::Q5_1;
   ThreadPool pool(1);
   MatmulScratch scratch(1, n_in);
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
     matmul(w.m, acts, got.data(), n_out, pool, scratch);
-    for (size_t i = 0; i < ref.size(); ++i) {
-      if (exact)
-        ASSERT_EQ(got[i], ref[i]) << hwy::TargetName(target) << " element " << i;
-      else
-        ASSERT_NEAR(got[i], ref[i], 1e-5f * (1.0f + std::fabs(ref[i]))) << hwy::TargetName(target) << " element " << i;
+    if (exact) {
+      ASSERT_EQ(got, ref) << hwy::TargetName(target);
+      continue;
+    }
+    for (int64_t r = 0; r < n_rows; ++r) {
+      for (int64_t o = 0; o < n_out; ++o) {
+        float magnitude = 0.0f;
+        for (int64_t i = 0; i < n_in; ++i) magnitude += std::fabs(w.decoded[o * n_in + i] * x[r * n_in + i]);
+        const size_t k = r * n_out + o;
+        ASSERT_NEAR(got[k], ref[k], 1e-5f * (magnitude + 1e-3f)) << hwy::TargetName(target) << " row " << r << " out " << o;
+      }
     }
   }
   hwy::SetSupportedTargetsForTest(0);
@@ -134,31 +145,65 @@ TEST_P(MatmulTest, ThreadsGiveIdenticalResults) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTest, testing::ValuesIn(kWeightTypes), type_label);
 
-// The fused Q8_0 kernel (levels read straight from the weight blocks) with every level +-127,
-// the largest products, on rows whose block count is not a multiple of four (the kernel sums
-// four blocks at a time, then the rest one by one).
-TEST(Matmul, FusedQ8_0MatchesReferenceAtExtremes) {
-  const int64_t n_in = 1056, n_out = 6, n_rows = 9;  // 33 blocks: four at a time and a tail
-  std::vector<float> w(n_in * n_out), x(n_in * n_rows);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = (i / 7) % 2 ? -0.5f : 0.5f;
+// Every x86 target with 256-bit vectors runs the same fused kernels, with VNNI's byte dot
+// product (AVX3_DL) or its 16-bit emulation (AVX2, AVX3): they must agree bit for bit, also
+// at the largest products (levels ±127, a Q8_0 level of -128 written by hand, activations at
+// ±127) where a saturating 16-bit sum would go wrong.
+TEST(Matmul, FusedKernelsAgreeOnEveryX86TargetAtExtremes) {
+  const int64_t n_in = 1280, n_out = 7, n_rows = 70;  // 5 super-blocks, 40 blocks; row chunks 64 + 6
+  std::vector<float> x(n_in * n_rows), wf(n_in * n_out);
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 5) % 3 ? 2.0f : -2.0f;
-  const uint64_t row_bytes = *gguf::row_bytes(TensorType::Q8_0, n_in);
-  std::vector<uint8_t> bytes(row_bytes * n_out);
-  for (int64_t o = 0; o < n_out; ++o)
-    tensor::quantize_row(TensorType::Q8_0, w.data() + o * n_in, bytes.data() + o * row_bytes, n_in);
-  const Matrix m{TensorType::Q8_0, bytes.data(), n_in, n_out, row_bytes};
+  for (size_t i = 0; i < wf.size(); ++i) wf[i] = (i / 7) % 2 ? -0.5f : 0.5f + 0.01f * (i % 3);
   Activations acts;
   acts.set(x.data(), n_rows, n_in, n_in);
-  std::vector<float> ref(n_rows * n_out), got(n_rows * n_out);
-  matmul_reference(m, acts, ref.data(), n_out);
   ThreadPool pool(2);
   MatmulScratch scratch(2, n_in);
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
-    matmul(m, acts, got.data(), n_out, pool, scratch);
-    ASSERT_EQ(got, ref) << hwy::TargetName(target);
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q4_K, TensorType::Q6_K}) {
+    const uint64_t row_bytes = *gguf::row_bytes(type, n_in);
+    std::vector<uint8_t> bytes(row_bytes * n_out);
+    for (int64_t o = 0; o < n_out; ++o)
+      tensor::quantize_row(type, wf.data() + o * n_in, bytes.data() + o * row_bytes, n_in);
+    if (type == TensorType::Q8_0) bytes[2] = 0x80;  // level -128 (no quantizer writes it)
+    const Matrix m{type, bytes.data(), n_in, n_out, row_bytes};
+    std::vector<float> first, got(n_rows * n_out), ref(n_rows * n_out);
+    matmul_reference(m, acts, ref.data(), n_out);
+    int64_t first_target = 0;
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      if (target != HWY_AVX2 && target != HWY_AVX3 && target != HWY_AVX3_DL) continue;
+      hwy::SetSupportedTargetsForTest(target);
+      matmul(m, acts, got.data(), n_out, pool, scratch);
+      for (size_t k = 0; k < ref.size(); ++k)  // |w·a| sums to about 1280 per output
+        ASSERT_NEAR(got[k], ref[k], 1e-5f * 1280) << gguf::type_name(type) << " " << hwy::TargetName(target);
+      if (first.empty()) {
+        first = got;
+        first_target = target;
+      } else {
+        ASSERT_EQ(got, first) << gguf::type_name(type) << ": " << hwy::TargetName(target) << " vs " << hwy::TargetName(first_target);
+      }
+    }
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+// matmul_many splits the rows of several matrices between threads in one pass; each output
+// equals what its own matmul gives, whatever the types and wherever the thread ranges fall.
+TEST(Matmul, ManyMatricesEqualSeparateCalls) {
+  const int64_t n_in = 512, n_rows = 5;
+  TestMatrix a(TensorType::Q8_0, n_in, 37, 1), b(TensorType::Q4_K, n_in, 5, 2), c(TensorType::F16, n_in, 19, 3);
+  const auto x = random_floats(n_in * n_rows, 4);
+  Activations acts;
+  acts.set(x.data(), n_rows, n_in, n_in);
+  ThreadPool pool(3);
+  MatmulScratch scratch(3, n_in);
+  std::vector<float> one_a(n_rows * 37), one_b(n_rows * 5), one_c(n_rows * 19);
+  matmul(a.m, acts, one_a.data(), 37, pool, scratch);
+  matmul(b.m, acts, one_b.data(), 5, pool, scratch);
+  matmul(c.m, acts, one_c.data(), 19, pool, scratch);
+  std::vector<float> many_a(one_a.size()), many_b(one_b.size()), many_c(one_c.size());
+  matmul_many({{&a.m, many_a.data(), 37}, {&b.m, many_b.data(), 5}, {&c.m, many_c.data(), 19}}, acts, pool, scratch);
+  EXPECT_EQ(many_a, one_a);
+  EXPECT_EQ(many_b, one_b);
+  EXPECT_EQ(many_c, one_c);
 }
 
 TEST(Matmul, RejectsMismatchedShapesAndTypes) {

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "kernels/thread_pool.h"
@@ -8,26 +10,42 @@
 namespace nanoserve::kernels {
 namespace {
 
-TEST(ThreadPool, EveryIndexRunsOnceInContiguousRanges) {
+TEST(ThreadPool, EveryIndexRunsOnceInGrainAlignedChunks) {
   for (int threads : {1, 2, 3, 8}) {
     ThreadPool pool(threads);
     EXPECT_EQ(pool.size(), threads);
-    for (int64_t n : {1, 2, 7, 100, 1001}) {
-      std::vector<std::atomic<int>> hits(n);
-      std::vector<int> owner(n, -1);
-      pool.run(n, [&](int64_t begin, int64_t end, int thread) {
-        ASSERT_LT(begin, end);
-        ASSERT_GE(thread, 0);
-        ASSERT_LT(thread, threads);
-        for (int64_t i = begin; i < end; ++i) {
-          hits[i].fetch_add(1);
-          owner[i] = thread;
-        }
-      });
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
-      for (int64_t i = 1; i < n; ++i) ASSERT_LE(owner[i - 1], owner[i]);  // ranges in thread order
+    for (int64_t n : {1, 2, 7, 100, 1001, 200000}) {
+      for (int64_t grain : {1, 4}) {
+        std::vector<std::atomic<int>> hits(n);
+        pool.run(
+            n,
+            [&](int64_t begin, int64_t end, int thread) {
+              ASSERT_LT(begin, end);
+              ASSERT_GE(thread, 0);
+              ASSERT_LT(thread, threads);
+              ASSERT_EQ(begin % grain, 0);
+              if (end != n) {
+                ASSERT_EQ(end % grain, 0);
+              }
+              for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+            },
+            grain);
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+      }
     }
   }
+}
+
+// A worker that is slow to take its share (here: busy in a long chunk) does not hold back
+// the rest: the caller claims the remaining chunks itself.
+TEST(ThreadPool, CallerTakesChunksNobodyElseClaims) {
+  ThreadPool pool(2);
+  std::atomic<int> by_caller{0};
+  pool.run(64, [&](int64_t, int64_t, int thread) {
+    if (thread == 0) by_caller.fetch_add(1);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  EXPECT_GE(by_caller.load(), 4);  // of 8 chunks; the sleeping worker holds at most one or two
 }
 
 TEST(ThreadPool, ManyRunsBackToBack) {

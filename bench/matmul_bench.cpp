@@ -1,0 +1,71 @@
+// Matmul kernels on the shapes of qwen2.5-0.5b, one thread, weights and activations in cache
+// or not as the shape decides: 1 activation row (decode) and 64 (a prefill slice).
+// Reports GMAC/s and, for decode, weight GB/s. On a shared machine read the `min` rows
+// (./build/bench/matmul_bench --benchmark_repetitions=9): the least disturbed run.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "tensor/quant.h"
+
+namespace nanoserve::kernels {
+namespace {
+
+struct Case {
+  TensorType type;
+  int64_t n_in, n_out;
+};
+
+void BM_Matmul(benchmark::State& state, Case c) {
+  const int64_t rows = state.range(0);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> wf(c.n_in * c.n_out), x(c.n_in * rows), out(c.n_out * rows);
+  for (auto& v : wf) v = dist(rng);
+  for (auto& v : x) v = dist(rng);
+  const uint64_t row_bytes = *gguf::row_bytes(c.type, c.n_in);
+  std::vector<uint8_t> w(row_bytes * c.n_out);
+  for (int64_t o = 0; o < c.n_out; ++o)
+    tensor::quantize_row(c.type, wf.data() + o * c.n_in, w.data() + o * row_bytes, c.n_in);
+  const Matrix m{c.type, w.data(), c.n_in, c.n_out, row_bytes};
+  ThreadPool pool(1);
+  MatmulScratch scratch(1, c.n_in);
+  Activations acts;
+  for (auto _ : state) {
+    acts.set(x.data(), rows, c.n_in, c.n_in);  // includes quantizing the activations, as a forward does
+    matmul(m, acts, out.data(), c.n_out, pool, scratch);
+    benchmark::DoNotOptimize(out.data());
+  }
+  const double macs = static_cast<double>(c.n_in) * c.n_out * rows;
+  state.counters["GMAC/s"] = benchmark::Counter(macs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(w.size()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void Register() {
+  const Case cases[] = {
+      {TensorType::Q8_0, 896, 4864}, {TensorType::Q4_0, 896, 4864}, {TensorType::Q5_0, 896, 4864},
+      {TensorType::Q4_K, 4864, 896}, {TensorType::Q6_K, 4864, 896}, {TensorType::F16, 896, 4864},
+  };
+  for (const Case& c : cases) {
+    benchmark::RegisterBenchmark(("matmul/" + std::string(gguf::type_name(c.type))).c_str(), BM_Matmul, c)
+        ->Arg(1)
+        ->Arg(64)
+        ->Unit(benchmark::kMicrosecond)
+        ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });
+  }
+}
+
+}  // namespace
+}  // namespace nanoserve::kernels
+
+int main(int argc, char** argv) {
+  nanoserve::kernels::Register();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

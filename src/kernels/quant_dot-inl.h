@@ -1,0 +1,389 @@
+// Fused dot products of quantized weight rows with Q8 activation rows, read straight from the
+// weight blocks (no level buffer), for the x86 targets with 256-bit vectors (AVX2, AVX-512,
+// AVX-512 VNNI). A tile of weight rows × activation rows is computed together, so each weight
+// block is unpacked once per tile and each activation block loaded once per tile.
+//
+// Integer part: unsigned × signed byte products summed four at a time into int32 lanes (VNNI's
+// vpdpbusd; elsewhere the same lanes from 16-bit multiplies). K-quant levels are unsigned
+// fields and multiply the signed activation levels directly (Q6_K's offset of 32 comes off
+// through the activation's 16-element sums); the blocks of 32 (Q8_0, Q4_0, Q5_0) have signed
+// levels, so the activation side goes unsigned (a + 128) and 128 × the weight sum comes off.
+// Either way each block's integer dot product is exact before its one float multiply-add,
+// done per lane for blocks of 32 (the result then equals the reference up to float order)
+// and per super-block for the K-quants (equal bit for bit, see LaneSum).
+// Float part: one multiply-add per block (or super-block) with the product of the scales,
+// lanes summed at the end. Results equal the reference up to float summation order.
+//
+// Included inside the per-target namespace of matmul_simd.cpp (Highway's -inl pattern).
+#if defined(NANOSERVE_KERNELS_QUANT_DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef NANOSERVE_KERNELS_QUANT_DOT_INL_H_
+#undef NANOSERVE_KERNELS_QUANT_DOT_INL_H_
+#else
+#define NANOSERVE_KERNELS_QUANT_DOT_INL_H_
+#endif
+
+#include <cstring>
+
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include "kernels/weight_rows.h"
+#include "tensor/blocks.h"
+
+#undef NANOSERVE_FUSED_QUANT_DOT
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define NANOSERVE_FUSED_QUANT_DOT 1
+#include <immintrin.h>
+#else
+#define NANOSERVE_FUSED_QUANT_DOT 0
+#endif
+
+HWY_BEFORE_NAMESPACE();
+#if HWY_TARGET == HWY_AVX3_DL
+// Highway 1.0.3's AVX3_DL target does not enable AVX-512 VNNI, which every CPU of that
+// target has; the pragma adds it for this header's functions only.
+#pragma GCC target("avx512vnni")
+#endif
+namespace nanoserve::kernels {
+namespace HWY_NAMESPACE {
+
+constexpr int kMaxTileRows = 4;
+
+#if NANOSERVE_FUSED_QUANT_DOT
+namespace qd {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DU8 = hn::Full256<uint8_t>;
+using DI8 = hn::Full256<int8_t>;
+using DI16 = hn::Full256<int16_t>;
+using DI32 = hn::Full256<int32_t>;
+using DF = hn::Full256<float>;
+using VU8 = hn::Vec<DU8>;
+using VI8 = hn::Vec<DI8>;
+using VI32 = hn::Vec<DI32>;
+using VF = hn::Vec<DF>;
+
+// acc + (for each int32 lane k) sum over j < 4 of u[4k + j] * s[4k + j].
+HWY_INLINE VI32 DotBytes(VI32 acc, VU8 u, VI8 s) {
+#if HWY_TARGET == HWY_AVX3_DL
+  return VI32{_mm256_dpbusd_epi32(acc.raw, u.raw, s.raw)};  // Highway 1.0.3 has no byte dot
+#else
+  // Even and odd bytes widened in place to 16 bits; each 16-bit product pair sums into the
+  // int32 lane holding bytes 4k..4k+3, so the lanes are vpdpbusd's.
+  const DI16 d16;
+  const auto u16 = hn::BitCast(d16, u), s16 = hn::BitCast(d16, s);
+  const auto u_even = hn::And(u16, hn::Set(d16, 0xff)), u_odd = hn::BitCast(d16, hn::ShiftRight<8>(hn::BitCast(hn::Full256<uint16_t>(), u16)));
+  const auto s_even = hn::ShiftRight<8>(hn::ShiftLeft<8>(s16)), s_odd = hn::ShiftRight<8>(s16);
+  auto odd = hn::Zero(DI32());
+  acc = hn::ReorderWidenMulAccumulate(DI32(), u_even, s_even, acc, odd);
+  acc = hn::ReorderWidenMulAccumulate(DI32(), u_odd, s_odd, acc, odd);
+  return hn::Add(acc, odd);
+#endif
+}
+
+// Weight rows are read once per step, straight from the mapped file: the hardware prefetcher
+// stops at each 4 KiB page, so decode (one activation row, little arithmetic per byte) waits on
+// memory unless the bytes are asked for well ahead. 16 KiB ahead of each row's stream was the
+// best distance measured on the 2-core Zen 4 machine (0.5B Q8_0 decode 19 -> 31 tok/s).
+constexpr size_t kPrefetchAhead = 16 * 1024;
+
+template <size_t kBytes>
+HWY_INLINE void PrefetchAhead(const uint8_t* block) {
+  for (size_t line = 0; line < kBytes; line += 64) hwy::Prefetch(block + kPrefetchAhead + line);
+}
+
+// The fp16 at p (F16C's conversion, exact).
+HWY_INLINE float Half(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof bits);
+  const hn::Full128<float> d4;
+  const hn::Rebind<hwy::float16_t, decltype(d4)> dh;
+  const hn::Rebind<uint16_t, decltype(d4)> du16;
+  return hn::GetLane(hn::PromoteTo(d4, hn::BitCast(dh, hn::Set(du16, bits))));
+}
+
+// The 32 bytes at p as unsigned nibbles: low nibbles (shift 0) or high nibbles (shift 4).
+template <int kShift>
+HWY_INLINE VU8 Nibbles(VU8 bytes) {
+  const DU8 du;
+  if constexpr (kShift == 0) return hn::And(bytes, hn::Set(du, 0x0f));
+  else return hn::And(hn::ShiftRight<4>(bytes), hn::Set(du, 0x0f));
+}
+
+// 16 bytes of Q4_0/Q5_0 nibbles as the block's 32 levels in order (low nibbles first).
+HWY_INLINE VU8 LegacyNibbles(const uint8_t* qs) {
+  const hn::Full128<uint8_t> d128;
+  const DU8 du;
+  const auto x = hn::LoadU(d128, qs);
+  const auto lo = hn::And(x, hn::Set(d128, 0x0f));
+  const auto hi = hn::And(hn::ShiftRight<4>(x), hn::Set(d128, 0x0f));
+  return hn::Combine(du, hi, lo);
+}
+
+// Q5_0's fifth bits (bit j of qh for element j) as 0 or 16 per byte.
+HWY_INLINE VU8 FifthBits(const uint8_t* qh) {
+  const DU8 du;
+  uint32_t bits;
+  std::memcpy(&bits, qh, sizeof bits);
+  // Byte j takes byte j / 8 of the word, then tests its bit j % 8.
+  alignas(32) static constexpr uint8_t kByteOf[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                      2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+  alignas(32) static constexpr uint8_t kBit[32] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128,
+                                                   1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const auto word = hn::BitCast(du, hn::Set(DI32(), static_cast<int32_t>(bits)));
+  const auto spread = hn::TableLookupBytes(word, hn::Load(du, kByteOf));
+  const auto set = hn::TestBit(spread, hn::Load(du, kBit));
+  return hn::IfThenElseZero(set, hn::Set(du, 16));
+}
+
+// ---- Q8_0, Q4_0, Q5_0 weights × Q8_0 activations ---------------------------------------
+// The block's 32 levels as signed bytes: Q8_0's as stored, Q4_0's nibble - 8, Q5_0's
+// (nibble | fifth bit << 4) - 16.
+template <class Block>
+HWY_INLINE VI8 SignedLevels(const uint8_t* block) {
+  const DI8 di8;
+  if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
+    return hn::LoadU(di8, reinterpret_cast<const int8_t*>(block + offsetof(Block, qs)));
+  } else if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {
+    const VU8 q = hn::Or(LegacyNibbles(block + offsetof(Block, qs)), FifthBits(block + offsetof(Block, qh)));
+    return hn::Sub(hn::BitCast(di8, q), hn::Set(di8, 16));
+  } else {
+    return hn::Sub(hn::BitCast(di8, LegacyNibbles(block + offsetof(Block, qs))), hn::Set(di8, 8));
+  }
+}
+
+// A tile is NW consecutive weight rows (row i at w0 + i * row_bytes) × NR activation rows;
+// out[i * NR + r] is the dot product of weight row i with activation row r. Each weight
+// block is unpacked once per tile and each activation block loaded once per tile, so the
+// loads per multiply shrink with the tile; accumulators stay in registers.
+// Bits 2g and 2g + 1 of each byte, as 0..3.
+HWY_INLINE VU8 TwoBits(VU8 bytes, int g) {
+  const auto three = hn::Set(DU8(), 3);
+  switch (g) {
+    case 0: return hn::And(bytes, three);
+    case 1: return hn::And(hn::ShiftRight<2>(bytes), three);
+    case 2: return hn::And(hn::ShiftRight<4>(bytes), three);
+    default: return hn::ShiftRight<6>(bytes);
+  }
+}
+
+template <int NW, int NR>
+HWY_INLINE void Reduce(VF (&acc)[NW][NR], float* out) {
+  for (int i = 0; i < NW; ++i)
+    for (int r = 0; r < NR; ++r) out[i * NR + r] = hn::GetLane(hn::SumOfLanes(DF(), acc[i][r]));
+}
+
+// Q8_0, Q4_0, Q5_0 per block: dw·da·(Σ (a + 128)·w − 128·Σ w), exact in int32 before the one
+// float step. The byte dot product starts from −128·Σ w, so a (weight row, activation row)
+// pair costs a byte dot, a conversion, a multiply and a multiply-add per block.
+template <class Block, int NW, int NR>
+void DotBlock32(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+  const DU8 du;
+  VF acc[NW][NR];
+  for (auto& row : acc)
+    for (auto& v : row) v = hn::Zero(DF());
+  const auto k128 = hn::Set(du, 0x80);
+  for (int64_t b = 0; b < n / Block::kElems; ++b) {
+    VI8 w[NW];
+    VI32 minus_w_sum128[NW];
+    VF dw[NW];
+    for (int i = 0; i < NW; ++i) {
+      const uint8_t* block = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block)>(block);
+      w[i] = SignedLevels<Block>(block);
+      minus_w_sum128[i] = hn::Neg(DotBytes(hn::Zero(DI32()), k128, w[i]));
+      dw[i] = hn::Set(DF(), Half(block + offsetof(Block, d)));
+    }
+    for (int r = 0; r < NR; ++r) {
+      const VU8 u = hn::LoadU(du, a[r].u + b * Block::kElems);
+      const VF da = hn::Set(DF(), a[r].d[b]);
+      for (int i = 0; i < NW; ++i) {
+        const VI32 s = DotBytes(minus_w_sum128[i], u, w[i]);
+        acc[i][r] = hn::MulAdd(hn::ConvertTo(DF(), s), hn::Mul(dw[i], da), acc[i][r]);
+      }
+    }
+  }
+  Reduce<NW, NR>(acc, out);
+}
+
+// The K-quant kernels sum each super-block's integer dot product exactly (lanes, then across
+// lanes) and add it in scalar float in the reference's order, so they equal it bit for bit:
+// the float work is per 256 elements, and llama.cpp-sized logit differences of tiny models
+// do not come back through a different summation order.
+int32_t LaneSum(VI32 v) { return hn::GetLane(hn::SumOfLanes(DI32(), v)); }
+
+// Q4_K per super-block: d·da·Σ_j sc_j·(levels_j · a_j) − dmin·da·Σ_j m_j·(bsum_2j + bsum_2j+1).
+template <int NW, int NR>
+void DotQ4_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+  using Block = tensor::BlockQ4_K;
+  constexpr int kQK = Block::kElems;
+  const DU8 du;
+  const DI8 di8;
+  const DI16 d16;
+  float sum[NW][NR] = {}, sum_mins[NW][NR] = {};
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block[NW];
+    int sc[NW][8];
+    hn::Vec<DI16> mins[NW];  // m_j for both 16-element halves of sub-block j
+    for (int i = 0; i < NW; ++i) {
+      block[i] = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block)>(block[i]);
+      alignas(32) int16_t m16[16];
+      for (int j = 0; j < 8; ++j) {
+        int m;
+        scale_min_k4(block[i] + offsetof(Block, scales), j, sc[i][j], m);
+        m16[2 * j] = m16[2 * j + 1] = static_cast<int16_t>(m);
+      }
+      mins[i] = hn::Load(d16, m16);
+    }
+    VI32 isum[NW][NR];
+    for (auto& row : isum)
+      for (auto& v : row) v = hn::Zero(DI32());
+    for (int c = 0; c < 4; ++c) {  // chunk c: sub-blocks 2c (low nibbles) and 2c + 1 (high)
+      VU8 lo[NW], hi[NW];
+      for (int i = 0; i < NW; ++i) {
+        const auto bytes = hn::LoadU(du, block[i] + offsetof(Block, qs) + 32 * c);
+        lo[i] = Nibbles<0>(bytes);
+        hi[i] = Nibbles<4>(bytes);
+      }
+      for (int r = 0; r < NR; ++r) {
+        const int8_t* q = a[r].q + b * kQK + 64 * c;
+        const VI8 q_lo = hn::LoadU(di8, q), q_hi = hn::LoadU(di8, q + 32);
+        for (int i = 0; i < NW; ++i) {
+          const VI32 s_lo = DotBytes(hn::Zero(DI32()), lo[i], q_lo);
+          const VI32 s_hi = DotBytes(hn::Zero(DI32()), hi[i], q_hi);
+          isum[i][r] = hn::Add(isum[i][r], hn::Add(hn::Mul(s_lo, hn::Set(DI32(), sc[i][2 * c])),
+                                                   hn::Mul(s_hi, hn::Set(DI32(), sc[i][2 * c + 1]))));
+        }
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const float da = a[r].d[b];
+      const auto bsums = hn::LoadU(d16, a[r].bsums + b * (kQK / 16));
+      for (int i = 0; i < NW; ++i) {
+        auto odd = hn::Zero(DI32());
+        const VI32 msum = hn::Add(hn::ReorderWidenMulAccumulate(DI32(), bsums, mins[i], hn::Zero(DI32()), odd), odd);
+        const float d = Half(block[i] + offsetof(Block, d)), dmin = Half(block[i] + offsetof(Block, dmin));
+        sum[i][r] += (da * d) * static_cast<float>(LaneSum(isum[i][r]));
+        sum_mins[i][r] += (da * dmin) * static_cast<float>(LaneSum(msum));
+      }
+    }
+  }
+  for (int i = 0; i < NW; ++i)
+    for (int r = 0; r < NR; ++r) out[i * NR + r] = sum[i][r] - sum_mins[i][r];
+}
+
+// Q6_K (levels q − 32, scales per 16). Chunk c of 128 elements, group g of 32: low 4 bits in
+// ql[64c + 32(g % 2) + l] (nibble g / 2), high 2 bits in qh[32c + l] (bits 2g, 2g + 1).
+template <int NW, int NR>
+void DotQ6_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+  using Block = tensor::BlockQ6_K;
+  constexpr int kQK = Block::kElems;
+  const DU8 du;
+  const DI8 di8;
+  const DI16 d16;
+  const hn::Full128<int8_t> d8_128;
+  float sum[NW][NR] = {};
+  const auto first_half = hn::FirstN(DI32(), 4);  // lanes 0-3: the first 16 elements of a group
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block[NW];
+    const int8_t* scales[NW];
+    VI32 isum[NW][NR];
+    for (int i = 0; i < NW; ++i) {
+      block[i] = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block)>(block[i]);
+      scales[i] = reinterpret_cast<const int8_t*>(block[i] + offsetof(Block, scales));
+      const auto scales16 = hn::PromoteTo(d16, hn::LoadU(d8_128, scales[i]));
+      for (int r = 0; r < NR; ++r) {  // −32 · Σ_g sc_g · bsum_g, folded into the integer sum
+        const auto bsums = hn::LoadU(d16, a[r].bsums + b * (kQK / 16));
+        auto odd = hn::Zero(DI32());
+        const VI32 off = hn::Add(hn::ReorderWidenMulAccumulate(DI32(), bsums, scales16, hn::Zero(DI32()), odd), odd);
+        isum[i][r] = hn::Mul(off, hn::Set(DI32(), -32));
+      }
+    }
+    for (int c = 0; c < 2; ++c) {
+      for (int g = 0; g < 4; ++g) {
+        VU8 w[NW];
+        VI32 sc[NW];
+        for (int i = 0; i < NW; ++i) {
+          const uint8_t* ql = block[i] + offsetof(Block, ql) + 64 * c + 32 * (g % 2);
+          const auto low = g < 2 ? Nibbles<0>(hn::LoadU(du, ql)) : Nibbles<4>(hn::LoadU(du, ql));
+          const auto qh = hn::LoadU(du, block[i] + offsetof(Block, qh) + 32 * c);
+          w[i] = hn::Or(low, hn::ShiftLeft<4>(TwoBits(qh, g)));
+          const int k = 8 * c + 2 * g;  // the scales of this group's two halves of 16
+          sc[i] = hn::IfThenElse(first_half, hn::Set(DI32(), scales[i][k]), hn::Set(DI32(), scales[i][k + 1]));
+        }
+        for (int r = 0; r < NR; ++r) {
+          const VI8 q = hn::LoadU(di8, a[r].q + b * kQK + 128 * c + 32 * g);
+          for (int i = 0; i < NW; ++i) isum[i][r] = hn::Add(isum[i][r], hn::Mul(DotBytes(hn::Zero(DI32()), w[i], q), sc[i]));
+        }
+      }
+    }
+    for (int i = 0; i < NW; ++i) {
+      const float d = Half(block[i] + offsetof(Block, d));
+      for (int r = 0; r < NR; ++r) sum[i][r] += (a[r].d[b] * d) * static_cast<float>(LaneSum(isum[i][r]));
+    }
+  }
+  for (int i = 0; i < NW; ++i)
+    for (int r = 0; r < NR; ++r) out[i * NR + r] = sum[i][r];
+}
+
+}  // namespace qd
+
+// Whether this target has a fused kernel for the weight type.
+inline bool HasFusedDot(TensorType type) {
+  return type == TensorType::Q8_0 || type == TensorType::Q4_0 || type == TensorType::Q5_0 ||
+         type == TensorType::Q4_K || type == TensorType::Q6_K;
+}
+
+// Weight rows per tile: four for blocks of 32 where AVX-512's 32 registers hold a 4 × 4 tile,
+// two for the K-quants (whose tiles also keep integer sums) and on AVX2's 16 registers.
+inline int FusedTileRows(TensorType type) {
+  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  return k_quant || HWY_TARGET == HWY_AVX2 ? 2 : 4;
+}
+
+template <int NW, int NR>
+void FusedTile(TensorType type, const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+  switch (type) {
+    case TensorType::Q8_0: return qd::DotBlock32<tensor::BlockQ8_0, NW, NR>(w0, row_bytes, n, a, out);
+    case TensorType::Q4_0: return qd::DotBlock32<tensor::BlockQ4_0, NW, NR>(w0, row_bytes, n, a, out);
+    case TensorType::Q5_0: return qd::DotBlock32<tensor::BlockQ5_0, NW, NR>(w0, row_bytes, n, a, out);
+    case TensorType::Q4_K: return qd::DotQ4_K<NW, NR>(w0, row_bytes, n, a, out);
+    case TensorType::Q6_K: return qd::DotQ6_K<NW, NR>(w0, row_bytes, n, a, out);
+    default: return;
+  }
+}
+
+template <int NW>
+void FusedTileRowsOf(TensorType type, const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, int nr,
+                     float* out) {
+  switch (nr) {
+    case 1: return FusedTile<NW, 1>(type, w0, row_bytes, n, a, out);
+    case 2: return FusedTile<NW, 2>(type, w0, row_bytes, n, a, out);
+    case 3: return FusedTile<NW, 3>(type, w0, row_bytes, n, a, out);
+    default: return FusedTile<NW, kMaxTileRows>(type, w0, row_bytes, n, a, out);
+  }
+}
+
+// out[i * nr + r] = dot(weight row i, activation row a[r]) for i < nw (1, 2 or 4) and
+// r < nr (1..kMaxTileRows).
+inline void FusedDot(TensorType type, const uint8_t* w0, uint64_t row_bytes, int64_t n, int nw, const Q8Row* a,
+                     int nr, float* out) {
+  switch (nw) {
+    case 1: return FusedTileRowsOf<1>(type, w0, row_bytes, n, a, nr, out);
+    case 2: return FusedTileRowsOf<2>(type, w0, row_bytes, n, a, nr, out);
+    default: return FusedTileRowsOf<4>(type, w0, row_bytes, n, a, nr, out);
+  }
+}
+#else
+inline bool HasFusedDot(TensorType) { return false; }
+inline int FusedTileRows(TensorType) { return 1; }
+inline void FusedDot(TensorType, const uint8_t*, uint64_t, int64_t, int, const Q8Row*, int, float*) {}
+#endif  // NANOSERVE_FUSED_QUANT_DOT
+
+}  // namespace HWY_NAMESPACE
+}  // namespace nanoserve::kernels
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
