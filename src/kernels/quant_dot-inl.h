@@ -199,7 +199,8 @@ void DotBlock32(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a
       const VF da = hn::Set(DF(), a[r].d[b]);
       for (int i = 0; i < NW; ++i) {
         const VI32 s = DotBytes(minus_w_sum128[i], u, w[i]);
-        acc[i][r] = hn::MulAdd(hn::ConvertTo(DF(), s), hn::Mul(dw[i], da), acc[i][r]);
+        // (s·dw)·da: both products on vectors (a scalar dw·da would cost a broadcast per pair).
+        acc[i][r] = hn::MulAdd(hn::Mul(hn::ConvertTo(DF(), s), dw[i]), da, acc[i][r]);
       }
     }
   }
