@@ -226,8 +226,11 @@ void DotQ4_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
     const uint8_t* block[NW];
     int sc[NW][8];
     hn::Vec<DI16> mins[NW];  // m_j for both 16-element halves of sub-block j
+    float d[NW], dmin[NW];
     for (int i = 0; i < NW; ++i) {
       block[i] = w0 + i * row_bytes + b * sizeof(Block);
+      d[i] = Half(block[i] + offsetof(Block, d));
+      dmin[i] = Half(block[i] + offsetof(Block, dmin));
       PrefetchAhead<sizeof(Block)>(block[i]);
       alignas(32) int16_t m16[16];
       for (int j = 0; j < 8; ++j) {
@@ -264,9 +267,8 @@ void DotQ4_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
       for (int i = 0; i < NW; ++i) {
         auto odd = hn::Zero(DI32());
         const VI32 msum = hn::Add(hn::ReorderWidenMulAccumulate(DI32(), bsums, mins[i], hn::Zero(DI32()), odd), odd);
-        const float d = Half(block[i] + offsetof(Block, d)), dmin = Half(block[i] + offsetof(Block, dmin));
-        sum[i][r] += (da * d) * static_cast<float>(LaneSum(isum[i][r]));
-        sum_mins[i][r] += (da * dmin) * static_cast<float>(LaneSum(msum));
+        sum[i][r] += (da * d[i]) * static_cast<float>(LaneSum(isum[i][r]));
+        sum_mins[i][r] += (da * dmin[i]) * static_cast<float>(LaneSum(msum));
       }
     }
   }
