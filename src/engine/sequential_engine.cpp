@@ -22,7 +22,8 @@ SequentialEngine::SequentialEngine(const SequentialOptions& options)
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
-      cache_(model_.config(), context_for(options, model_.config())),
+      context_size_(context_for(options, model_.config())),
+      cache_(model_.config(), context_size_),
       queue_(options.queue_limit, 1),
       worker_([this] { serve(); }) {}
 
@@ -33,7 +34,7 @@ SequentialEngine::~SequentialEngine() {
 }
 
 std::shared_ptr<Stream> SequentialEngine::submit(GenerationRequest request) {
-  validate_request(request, model_.config().n_vocab, cache_.n_ctx());
+  validate_request(request, model_.config().n_vocab, context_size_);
   auto generation = std::make_unique<Generation>(std::move(request), tokenizer_);
   std::shared_ptr<Stream> stream = generation->stream();
   queue_.push(std::move(generation));
@@ -44,7 +45,7 @@ EngineMetrics SequentialEngine::metrics() const {
   const auto total = static_cast<int64_t>(cache_.bytes());
   return {.waiting = queue_.waiting(),
           .running = queue_.running(),
-          .kv_used_bytes = total / cache_.n_ctx() * kv_positions_,
+          .kv_used_bytes = static_cast<int64_t>(cache_.block_bytes()) / cache_.block_size() * kv_positions_,
           .kv_total_bytes = total};
 }
 
@@ -74,7 +75,7 @@ void SequentialEngine::generate(Generation& generation) {
   for (int64_t pos = n_prompt;; ++pos) {
     const std::optional<int32_t> token = generation.step(logits_.row(0));
     if (!token) return;
-    if (pos >= cache_.n_ctx()) return generation.finish(FinishReason::Length);  // no room to feed it back
+    if (pos >= context_size_) return generation.finish(FinishReason::Length);  // no room to feed it back
     if (should_stop(generation)) return generation.finish(FinishReason::Cancelled);
     batch_.clear();
     batch_.add(0, pos, *token, true);

@@ -35,7 +35,7 @@ class SequentialEngine final : public Engine {
   EngineMetrics metrics() const override;
   const tokenizer::Tokenizer& tokenizer() const override { return tokenizer_; }
   std::string model_name() const override { return model_name_; }
-  int64_t context_size() const override { return cache_.n_ctx(); }
+  int64_t context_size() const override { return context_size_; }
   std::string chat_template() const override { return chat_template_; }
 
  private:
@@ -46,6 +46,7 @@ class SequentialEngine final : public Engine {
   model::Model model_;
   const tokenizer::Tokenizer tokenizer_;
   const std::string model_name_, chat_template_;
+  const int64_t context_size_;
   model::KvCache cache_;
   model::Batch batch_;
   model::Logits logits_;

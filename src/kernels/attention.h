@@ -6,12 +6,31 @@
 namespace nanoserve::kernels {
 
 // The cache of one layer of one sequence: position p's keys at k + p * stride (F16 bits),
-// KV head h at offset h * head_dim; the same for v.
+// KV head h at offset h * head_dim; the same for v. A paged cache (blocks != nullptr) keeps
+// positions in blocks of block_size: position p is at slot p % block_size of block
+// blocks[p / block_size], which starts block_stride elements after block 0.
 struct KvView {
   const uint16_t* k;
   const uint16_t* v;
   int64_t stride;
+  const int32_t* blocks = nullptr;
+  int64_t block_size = 0;
+  int64_t block_stride = 0;
 };
+
+// Calls run(first, count, k, v) for each stretch of positions [0, n_kv) stored contiguously
+// (all of them for a flat view, one block at a time for a paged one), in position order.
+template <class Run>
+void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
+  if (kv.blocks == nullptr) {
+    if (n_kv > 0) run(int64_t{0}, n_kv, kv.k, kv.v);
+    return;
+  }
+  for (int64_t first = 0, b = 0; first < n_kv; first += kv.block_size, ++b) {
+    const int64_t offset = kv.blocks[b] * kv.block_stride;
+    run(first, n_kv - first < kv.block_size ? n_kv - first : kv.block_size, kv.k + offset, kv.v + offset);
+  }
+}
 
 // out[0..head_dim) = sum_p softmax_p(scale * q·k_p) v_p over positions p < n_kv, for the
 // KV head kv_head. Computed in float from the F16 cache (as llama.cpp's CPU flash

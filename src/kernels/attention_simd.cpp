@@ -47,17 +47,21 @@ void AttentionHead(const float* q, const KvView& kv, int kv_head, int head_dim, 
                    float* scores, float* out) {
   const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
   float max = -INFINITY;
-  for (int64_t p = 0; p < n_kv; ++p) {
-    scores[p] = DotF16(q, kv.k + p * kv.stride + offset, head_dim) * scale;
-    max = std::max(max, scores[p]);
-  }
+  for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t* k_run, const uint16_t*) {
+    for (int64_t p = 0; p < count; ++p) {
+      scores[first + p] = DotF16(q, k_run + p * kv.stride + offset, head_dim) * scale;
+      max = std::max(max, scores[first + p]);
+    }
+  });
   std::fill(out, out + head_dim, 0.0f);
   double sum = 0.0;
-  for (int64_t p = 0; p < n_kv; ++p) {
-    const float weight = std::exp(scores[p] - max);
-    sum += weight;
-    AddScaledF16(out, weight, kv.v + p * kv.stride + offset, head_dim);
-  }
+  for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t*, const uint16_t* v_run) {
+    for (int64_t p = 0; p < count; ++p) {
+      const float weight = std::exp(scores[first + p] - max);
+      sum += weight;
+      AddScaledF16(out, weight, v_run + p * kv.stride + offset, head_dim);
+    }
+  });
   const float inv = static_cast<float>(1.0 / sum);
   for (int i = 0; i < head_dim; ++i) out[i] *= inv;
 }

@@ -23,6 +23,7 @@ void grow(std::vector<T>& v, size_t n) {
 
 void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   check(batch, cache);
+  reserve_kv(cache);
   const ModelConfig& c = config_;
   const int64_t rows = static_cast<int64_t>(batch.size());
   logits.n_vocab = c.n_vocab;

@@ -1,16 +1,82 @@
 #include "model/kv_cache.h"
 
-#include <stdexcept>
+#include <algorithm>
+#include <string>
 
 namespace nanoserve::model {
 
-KvCache::KvCache(const ModelConfig& c, int64_t n_ctx, int n_seq)
-    : n_ctx_(n_ctx), n_layer_(static_cast<int>(c.n_layer)), kv_dim_(c.kv_dim()) {
-  if (n_ctx <= 0 || n_seq <= 0) throw std::invalid_argument("KV cache: n_ctx and n_seq must be positive");
-  length_.assign(n_seq, 0);
-  const size_t n = static_cast<size_t>(n_seq) * n_layer_ * n_ctx_ * kv_dim_;
+KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t block_size)
+    : n_layer_(static_cast<int>(c.n_layer)), kv_dim_(c.kv_dim()), block_size_(block_size) {
+  if (capacity <= 0 || n_seq <= 0 || block_size <= 0)
+    throw std::invalid_argument("KV cache: capacity, sequences and block size must be positive");
+  n_blocks_ = (capacity + block_size - 1) / block_size;
+  if (n_blocks_ > INT32_MAX) throw std::invalid_argument("KV cache: too many blocks");
+  sequences_.resize(n_seq);
+  free_.reserve(n_blocks_);
+  // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
+  for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
+  const size_t n = static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim_;
   k_.resize(n);
   v_.resize(n);
+}
+
+bool KvCache::fits(const ModelConfig& c) const {
+  return n_layer_ == static_cast<int>(c.n_layer) && kv_dim_ == c.kv_dim();
+}
+
+const KvCache::Sequence& KvCache::sequence(int seq) const {
+  if (seq < 0 || seq >= n_seq()) throw std::out_of_range("KV cache: no sequence " + std::to_string(seq));
+  return sequences_[seq];
+}
+
+int64_t KvCache::blocks_needed(int seq, int64_t n_positions) const {
+  const int64_t want = (n_positions + block_size_ - 1) / block_size_;
+  return std::max<int64_t>(0, want - blocks_of(seq));
+}
+
+bool KvCache::reserve(int seq, int64_t n_positions) {
+  const int64_t need = blocks_needed(seq, n_positions);
+  if (need > free_blocks()) return false;
+  std::vector<int32_t>& table = sequences_[seq].blocks;
+  for (int64_t i = 0; i < need; ++i) {
+    table.push_back(free_.back());
+    free_.pop_back();
+  }
+  return true;
+}
+
+void KvCache::clear(int seq) {
+  sequence(seq);  // checks the id
+  Sequence& s = sequences_[seq];
+  // Given back in reverse, so the next reserve() takes them in the same order again.
+  for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) free_.push_back(*it);
+  s.blocks.clear();
+  s.length = 0;
+}
+
+int64_t KvCache::row_offset(int seq, int layer, int64_t pos) const {
+  const int64_t block = sequences_[seq].blocks.at(static_cast<size_t>(pos / block_size_));
+  return ((block * n_layer_ + layer) * block_size_ + pos % block_size_) * kv_dim_;
+}
+
+uint16_t* KvCache::k_row(int seq, int layer, int64_t pos) { return k_.data() + row_offset(seq, layer, pos); }
+uint16_t* KvCache::v_row(int seq, int layer, int64_t pos) { return v_.data() + row_offset(seq, layer, pos); }
+
+kernels::KvView KvCache::view(int seq, int layer) const {
+  const int64_t layer_offset = static_cast<int64_t>(layer) * block_size_ * kv_dim_;
+  return {.k = k_.data() + layer_offset,
+          .v = v_.data() + layer_offset,
+          .stride = kv_dim_,
+          .blocks = sequence(seq).blocks.data(),
+          .block_size = block_size_,
+          .block_stride = n_layer_ * block_size_ * kv_dim_};
+}
+
+void KvCache::set_length(int seq, int64_t n) {
+  if (n < 0 || n > blocks_of(seq) * block_size_)
+    throw std::out_of_range("KV cache: length " + std::to_string(n) + " beyond the blocks of sequence " +
+                            std::to_string(seq));
+  sequences_[seq].length = n;
 }
 
 }  // namespace nanoserve::model

@@ -1,7 +1,18 @@
-// The keys and values of every layer for each sequence, as F16, for up to n_ctx positions.
+// The keys and values of every layer, as F16, in a paged pool shared by all sequences.
+//
+// The pool is n_blocks blocks of block_size positions; a block holds those positions' keys and
+// values for every layer. Each sequence owns a block table (the blocks it fills, in position
+// order), so position p of a sequence lives in block table[p / block_size] at slot
+// p % block_size. Blocks come from one free list: there is no per-sequence context split, and
+// a single sequence may fill the whole pool. Blocks go back to the pool on clear().
+//
+// The forward pass (Model::forward) reserves the blocks its rows need; a scheduler that must
+// not fail mid-step reserves them itself beforehand (reserve() says whether the pool had room)
+// and preempts when it has not.
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/attention.h"
@@ -9,37 +20,60 @@
 
 namespace nanoserve::model {
 
+// Thrown when the pool has too few free blocks for what a forward call needs.
+struct KvCacheFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class KvCache {
  public:
-  // Room for n_seq sequences of n_ctx positions each (throws std::invalid_argument when
-  // n_ctx or n_seq is not positive).
-  KvCache(const ModelConfig& config, int64_t n_ctx, int n_seq = 1);
+  static constexpr int64_t kDefaultBlockSize = 16;
 
-  int64_t n_ctx() const { return n_ctx_; }
+  // A pool of ceil(capacity / block_size) blocks for up to n_seq sequences (ids 0..n_seq-1).
+  // Throws std::invalid_argument when capacity, n_seq or block_size is not positive.
+  KvCache(const ModelConfig& config, int64_t capacity, int n_seq = 1, int64_t block_size = kDefaultBlockSize);
+
   // Whether this cache was made for a model of this shape.
-  bool fits(const ModelConfig& c) const { return n_layer_ == static_cast<int>(c.n_layer) && kv_dim_ == c.kv_dim(); }
-  int n_seq() const { return static_cast<int>(length_.size()); }
-  int64_t length(int seq) const { return length_.at(seq); }  // positions filled so far
-  void clear(int seq) { length_.at(seq) = 0; }
+  bool fits(const ModelConfig& c) const;
+  int n_seq() const { return static_cast<int>(sequences_.size()); }
+  int64_t block_size() const { return block_size_; }
+  int64_t n_blocks() const { return n_blocks_; }
+  int64_t free_blocks() const { return static_cast<int64_t>(free_.size()); }
+  int64_t used_blocks() const { return n_blocks_ - free_blocks(); }
+  // Positions the pool holds in all: the most one sequence can ever fill.
+  int64_t n_ctx() const { return n_blocks_ * block_size_; }
   size_t bytes() const { return (k_.size() + v_.size()) * sizeof(uint16_t); }
+  size_t block_bytes() const { return bytes() / static_cast<size_t>(n_blocks_); }
 
-  // The forward pass writes position pos of a sequence, then reads positions [0, pos].
-  uint16_t* k_row(int seq, int layer, int64_t pos) { return k_.data() + offset(seq, layer, pos); }
-  uint16_t* v_row(int seq, int layer, int64_t pos) { return v_.data() + offset(seq, layer, pos); }
-  kernels::KvView view(int seq, int layer) const {
-    return {k_.data() + offset(seq, layer, 0), v_.data() + offset(seq, layer, 0), kv_dim_};
-  }
-  void set_length(int seq, int64_t n) { length_.at(seq) = n; }
+  int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
+  int64_t blocks_of(int seq) const { return static_cast<int64_t>(sequence(seq).blocks.size()); }
+  // Blocks the pool must still give `seq` so that it holds n_positions (0 when it already does).
+  int64_t blocks_needed(int seq, int64_t n_positions) const;
+  // Gives `seq` the blocks it needs to hold n_positions; false, and nothing changes, when the
+  // pool has too few free blocks.
+  bool reserve(int seq, int64_t n_positions);
+  // Empties a sequence: its length becomes 0 and its blocks go back to the pool.
+  void clear(int seq);
+
+  // The forward pass writes position pos of a sequence (reserved already), then reads
+  // positions [0, pos] through view().
+  uint16_t* k_row(int seq, int layer, int64_t pos);
+  uint16_t* v_row(int seq, int layer, int64_t pos);
+  kernels::KvView view(int seq, int layer) const;
+  void set_length(int seq, int64_t n);
 
  private:
-  int64_t offset(int seq, int layer, int64_t pos) const {
-    return ((static_cast<int64_t>(seq) * n_layer_ + layer) * n_ctx_ + pos) * kv_dim_;
-  }
+  struct Sequence {
+    int64_t length = 0;
+    std::vector<int32_t> blocks;  // block table
+  };
+  const Sequence& sequence(int seq) const;
+  int64_t row_offset(int seq, int layer, int64_t pos) const;
 
-  int64_t n_ctx_;
   int n_layer_;
-  int64_t kv_dim_;
-  std::vector<int64_t> length_;
+  int64_t kv_dim_, block_size_, n_blocks_;
+  std::vector<Sequence> sequences_;
+  std::vector<int32_t> free_;  // free block ids; taken from the back
   std::vector<uint16_t> k_, v_;
 };
 

@@ -53,6 +53,17 @@ void Model::check(const Batch& batch, const KvCache& cache) {
   }
 }
 
+// Gives every sequence of the checked batch the blocks its rows need: all, or none and KvCacheFull.
+void Model::reserve_kv(KvCache& cache) {
+  const std::vector<int64_t>& next = ws_.next_pos;  // from check(): each sequence's length after the batch
+  int64_t need = 0;
+  for (int s = 0; s < cache.n_seq(); ++s) need += cache.blocks_needed(s, next[s]);
+  if (need > cache.free_blocks())
+    throw KvCacheFull("the KV cache has " + std::to_string(cache.free_blocks()) + " free blocks, the batch needs " +
+                      std::to_string(need));
+  for (int s = 0; s < cache.n_seq(); ++s) cache.reserve(s, next[s]);
+}
+
 void Model::reserve(int64_t rows, int64_t n_ctx) {
   const ModelConfig& c = config_;
   auto grow = [](auto& v, size_t n) {

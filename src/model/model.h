@@ -37,9 +37,10 @@ class Model {
   // Bytes of weights one decode step reads: every matrix once, the norms, one embedding row.
   uint64_t weight_bytes_per_token() const;
 
-  // Appends the batch's rows to their sequences in `cache` and fills `logits` (reusing its
-  // storage) for the rows that asked. Throws std::invalid_argument for a row whose token,
-  // sequence or position does not fit (see Batch); the cache is unchanged then.
+  // Appends the batch's rows to their sequences in `cache` (reserving the blocks they need)
+  // and fills `logits` (reusing its storage) for the rows that asked. Throws
+  // std::invalid_argument for a row whose token, sequence or position does not fit (see
+  // Batch), KvCacheFull when the pool lacks the blocks; the cache is unchanged then.
   void forward(const Batch& batch, KvCache& cache, Logits& logits);
 
  private:
@@ -51,6 +52,7 @@ class Model {
   };
 
   void check(const Batch& batch, const KvCache& cache);
+  void reserve_kv(KvCache& cache);
   void reserve(int64_t rows, int64_t n_ctx);
   void attention_block(int layer, const Batch& batch, KvCache& cache);
   void ffn_block(int layer, int64_t rows);

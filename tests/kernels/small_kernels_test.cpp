@@ -119,6 +119,38 @@ TEST(Attention, EverySimdTargetMatchesReference) {
   }
 }
 
+// A paged view (positions in shuffled blocks, with a part-filled last block) gives exactly the
+// result of the same positions stored flat, for the reference and every SIMD target.
+TEST(Attention, PagedViewEqualsFlatView) {
+  const int head_dim = 64, n_kv = 45, block_size = 8, n_blocks = 6;
+  const int64_t stride = 2 * head_dim, block_stride = 3 * block_size * stride;  // blocks spaced apart
+  const auto kf = random_floats(stride * n_kv, 11), vf = random_floats(stride * n_kv, 12);
+  std::vector<uint16_t> k(kf.size()), v(vf.size());
+  for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
+  const std::vector<int32_t> blocks = {4, 1, 5, 0, 3, 2};
+  std::vector<uint16_t> paged_k(n_blocks * block_stride, 0xFFFF), paged_v(n_blocks * block_stride, 0xFFFF);  // NaN fill
+  for (int p = 0; p < n_kv; ++p)
+    for (int64_t i = 0; i < stride; ++i) {
+      const int64_t at = blocks[p / block_size] * block_stride + p % block_size * stride + i;
+      paged_k[at] = k[p * stride + i];
+      paged_v[at] = v[p * stride + i];
+    }
+  const auto q = random_floats(head_dim, 13);
+  const KvView flat{k.data(), v.data(), stride};
+  const KvView paged{paged_k.data(), paged_v.data(), stride, blocks.data(), block_size, block_stride};
+  std::vector<float> scores(n_kv), want(head_dim), got(head_dim);
+  attention_head_reference(q.data(), flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+  attention_head_reference(q.data(), paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+  EXPECT_EQ(got, want);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    attention_head(q.data(), flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+    attention_head(q.data(), paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+    EXPECT_EQ(got, want) << hwy::TargetName(target);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST(Ops, SiluMulAddSoftmax) {
   std::vector<float> g = {-2.0f, 0.0f, 3.0f}, u = {1.0f, 5.0f, -2.0f}, out(3);
   silu_mul(g.data(), u.data(), out.data(), 3);

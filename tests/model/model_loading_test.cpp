@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -136,12 +137,12 @@ TEST(ModelLoading, UnsupportedTypesAreNamed) {
 
 TEST(ModelForward, RejectsBatchesThatDoNotFit) {
   Model m(golden("tiny-qwen2-Q8_0"), {.threads = 1});
-  KvCache cache(m.config(), 8, 2);
+  KvCache cache(m.config(), 12, 2, /*block_size=*/4);  // 3 blocks shared by two sequences
   Logits logits;
   auto error = [&](const Batch& b) {
     try {
       m.forward(b, cache, logits);
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {
       return std::string(e.what());
     }
     return std::string("(accepted)");
@@ -157,6 +158,7 @@ TEST(ModelForward, RejectsBatchesThatDoNotFit) {
   b.add(2, 0, 5, true);
   EXPECT_EQ(error(b), "batch row 0: sequence 2 has no cache");
   EXPECT_EQ(cache.length(0), 0);  // nothing was written
+  EXPECT_EQ(cache.free_blocks(), 3);
 
   // Two sequences in one batch, interleaved: each gets the logits it would get alone.
   b.clear();
@@ -165,6 +167,7 @@ TEST(ModelForward, RejectsBatchesThatDoNotFit) {
   ASSERT_EQ(logits.batch_rows, (std::vector<int32_t>{6, 7}));
   EXPECT_EQ(cache.length(0), 4);
   EXPECT_EQ(cache.length(1), 4);
+  EXPECT_EQ(cache.free_blocks(), 1);
   for (int seq = 0; seq < 2; ++seq) {
     KvCache alone(m.config(), 8);
     Batch one;
@@ -174,15 +177,29 @@ TEST(ModelForward, RejectsBatchesThatDoNotFit) {
     EXPECT_TRUE(std::equal(single.row(0).begin(), single.row(0).end(), logits.row(seq).begin())) << "sequence " << seq;
   }
   b.clear();
-  b.add(0, 4, 1, false);
-  b.add(0, 5, 1, false);
-  b.add(0, 6, 1, false);
-  b.add(0, 7, 1, false);
-  m.forward(b, cache, logits);  // fills the context: no logits wanted, none given
+  for (int p = 4; p < 8; ++p) b.add(0, p, 1, false);
+  m.forward(b, cache, logits);  // takes the last block: no logits wanted, none given
   EXPECT_TRUE(logits.batch_rows.empty());
+  EXPECT_EQ(cache.free_blocks(), 0);
+
+  // The pool is empty: sequence 1's next row needs a block, and nothing changes.
+  b.clear();
+  b.add(1, 4, 1, true);
+  EXPECT_EQ(error(b), "the KV cache has 0 free blocks, the batch needs 1");
+  EXPECT_EQ(cache.length(1), 4);
+  EXPECT_EQ(cache.blocks_of(1), 1);
+  // Clearing sequence 1 gives its block back; sequence 0 may then grow into it.
+  cache.clear(1);
   b.clear();
   b.add(0, 8, 1, true);
-  EXPECT_EQ(error(b), "batch row 0: position 8 is beyond the context size");
+  m.forward(b, cache, logits);
+  EXPECT_EQ(cache.length(0), 9);
+  b.clear();
+  b.add(0, 12, 1, true);
+  EXPECT_EQ(error(b), "batch row 0: position 12 does not continue sequence 0 (expected 9)");
+  b.clear();
+  for (int p = 9; p < 13; ++p) b.add(0, p, 1, p == 12);
+  EXPECT_EQ(error(b), "batch row 3: position 12 is beyond the context size");
 
   ModelConfig other = m.config();
   other.n_head_kv = 4;
@@ -195,6 +212,46 @@ TEST(ModelForward, RejectsBatchesThatDoNotFit) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "the KV cache was made for a model of another shape");
   }
+}
+
+// A sequence whose blocks are scattered through the pool (others took and gave back blocks
+// in between) gets the logits of a sequence stored in order.
+TEST(ModelForward, ScatteredBlocksGiveTheSameLogits) {
+  Model m(golden("tiny-qwen3-Q8_0"), {.threads = 1});
+  std::vector<int32_t> tokens;
+  for (int p = 0; p < 40; ++p) tokens.push_back((p * 131 + 7) % 1000);
+  auto run = [&](KvCache& cache, int seq) {
+    Logits logits;
+    Batch b;
+    for (int p = 0; p < 40; ++p) {
+      b.clear();
+      b.add(seq, p, tokens[p], true);
+      m.forward(b, cache, logits);
+    }
+    return std::vector<float>(logits.row(0).begin(), logits.row(0).end());
+  };
+  KvCache flat(m.config(), 64, 1, 4);
+  const auto expected = run(flat, 0);
+
+  KvCache pool(m.config(), 128, 3, 4);
+  // Interleave sequence 0's growth with two other sequences that take and free blocks.
+  Logits logits;
+  Batch b;
+  for (int p = 0; p < 40; ++p) {
+    b.clear();
+    b.add(0, p, tokens[p], true);
+    const int other = 1 + p % 2;
+    b.add(other, pool.length(other), 5, false);
+    m.forward(b, pool, logits);
+    if (p % 6 == 5) pool.clear(other);
+  }
+  ASSERT_EQ(logits.batch_rows.size(), 1u);
+  std::vector<int32_t> order;
+  const auto view = pool.view(0, 0);
+  for (int64_t i = 0; i < pool.blocks_of(0); ++i) order.push_back(view.blocks[i]);
+  EXPECT_FALSE(std::is_sorted(order.begin(), order.end())) << "the test should scatter the blocks";
+  const std::vector<float> got(logits.row(0).begin(), logits.row(0).end());
+  EXPECT_EQ(got, expected);
 }
 
 // Llama 3 frequency scaling: the rope_freqs tensor of a synthesized Llama 3.2 shape is bound

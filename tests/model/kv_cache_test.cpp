@@ -1,0 +1,86 @@
+// The paged KV cache: blocks from one pool, a block table per sequence, all-or-nothing
+// reserve, blocks back on clear, and rows addressed through the table.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "model/kv_cache.h"
+
+namespace nanoserve::model {
+namespace {
+
+ModelConfig small_config() {
+  return ModelConfig{.arch = "qwen3", .n_layer = 3, .n_embd = 64, .n_ff = 128, .n_head = 4, .n_head_kv = 2,
+                     .head_dim = 16, .n_vocab = 100, .n_ctx_train = 256, .rope_scaling = std::nullopt};
+}
+
+TEST(KvCache, SizesThePoolInBlocks) {
+  const KvCache cache(small_config(), 100, 4, 16);
+  EXPECT_EQ(cache.n_blocks(), 7);  // ceil(100 / 16)
+  EXPECT_EQ(cache.n_ctx(), 112);
+  EXPECT_EQ(cache.free_blocks(), 7);
+  EXPECT_EQ(cache.used_blocks(), 0);
+  // Per block: 16 positions x 3 layers x (2 heads x 16) x (K and V) x 2 bytes.
+  EXPECT_EQ(cache.block_bytes(), 16u * 3 * 32 * 2 * 2);
+  EXPECT_EQ(cache.bytes(), 7 * cache.block_bytes());
+  EXPECT_THROW(KvCache(small_config(), 0), std::invalid_argument);
+  EXPECT_THROW(KvCache(small_config(), 16, 0), std::invalid_argument);
+  EXPECT_THROW(KvCache(small_config(), 16, 1, 0), std::invalid_argument);
+}
+
+TEST(KvCache, ReserveIsAllOrNothingAndClearGivesBlocksBack) {
+  KvCache cache(small_config(), 64, 2, 16);  // 4 blocks
+  EXPECT_EQ(cache.blocks_needed(0, 17), 2);
+  ASSERT_TRUE(cache.reserve(0, 17));
+  EXPECT_EQ(cache.blocks_of(0), 2);
+  EXPECT_EQ(cache.blocks_needed(0, 32), 0);
+  EXPECT_TRUE(cache.reserve(0, 32));  // already holds them
+  EXPECT_EQ(cache.free_blocks(), 2);
+  EXPECT_FALSE(cache.reserve(1, 33));  // needs 3
+  EXPECT_EQ(cache.blocks_of(1), 0);
+  EXPECT_EQ(cache.free_blocks(), 2);
+  ASSERT_TRUE(cache.reserve(1, 32));
+  EXPECT_EQ(cache.free_blocks(), 0);
+  cache.set_length(0, 20);
+  EXPECT_EQ(cache.length(0), 20);
+  EXPECT_THROW(cache.set_length(0, 33), std::out_of_range);  // beyond its blocks
+
+  // One long sequence may take the whole pool once the other is done.
+  cache.clear(1);
+  EXPECT_EQ(cache.length(1), 0);
+  EXPECT_EQ(cache.free_blocks(), 2);
+  ASSERT_TRUE(cache.reserve(0, 64));
+  EXPECT_EQ(cache.free_blocks(), 0);
+  cache.clear(0);
+  EXPECT_EQ(cache.free_blocks(), 4);
+  EXPECT_THROW(cache.length(2), std::out_of_range);
+  EXPECT_THROW(cache.clear(-1), std::out_of_range);
+}
+
+TEST(KvCache, RowsOfDifferentSequencesAndLayersNeverOverlap) {
+  const ModelConfig c = small_config();
+  KvCache cache(c, 64, 3, 4);
+  std::set<const uint16_t*> rows;
+  // Sequences grow in turn, so their blocks interleave in the pool.
+  for (int64_t pos = 0; pos < 5; ++pos)
+    for (int seq = 0; seq < 3; ++seq) {
+      ASSERT_TRUE(cache.reserve(seq, pos + 1));
+      for (int layer = 0; layer < 3; ++layer) {
+        EXPECT_TRUE(rows.insert(cache.k_row(seq, layer, pos)).second);
+        EXPECT_TRUE(rows.insert(cache.v_row(seq, layer, pos)).second);
+      }
+    }
+  // The view addresses position p where k_row put it.
+  for (int seq = 0; seq < 3; ++seq)
+    for (int layer = 0; layer < 3; ++layer) {
+      const kernels::KvView view = cache.view(seq, layer);
+      for (int64_t pos = 0; pos < 5; ++pos) {
+        const int64_t offset = view.blocks[pos / view.block_size] * view.block_stride + pos % view.block_size * view.stride;
+        EXPECT_EQ(view.k + offset, cache.k_row(seq, layer, pos));
+        EXPECT_EQ(view.v + offset, cache.v_row(seq, layer, pos));
+      }
+    }
+}
+
+}  // namespace
+}  // namespace nanoserve::model
