@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <fmt/format.h>
 #include <httplib.h>
 
@@ -39,6 +41,11 @@ HttpServer::HttpServer(ServerOptions options)
   http_->set_payload_max_length(options_.limits.max_body_bytes);
   http_->set_keep_alive_max_count(1000);
   http_->set_tcp_nodelay(true);  // each SSE event goes out as soon as it is written
+  // Remember the listening socket: start() widens its accept queue.
+  http_->set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_socket_ = sock;
+  });
   http_->set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
     this_thread_request_log() = RequestLogRecord{};
     return check_api_key(req, res, state.api_key());
@@ -64,6 +71,9 @@ int HttpServer::start() {
   const int port = options_.port == 0 ? http_->bind_to_any_port(options_.host)
                                       : (http_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
   if (port <= 0) throw std::runtime_error(fmt::format("cannot listen on {}:{}", options_.host, options_.port));
+  // httplib listens with a backlog of 5: a burst of new connections (dozens of clients at
+  // once) overflows it and the kernel drops some. Listening again only resizes the queue.
+  if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
   listener_ = std::thread([this] {
     http_->listen_after_bind();
     listener_returned_ = true;

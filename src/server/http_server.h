@@ -43,6 +43,7 @@ class HttpServer {
   ServerOptions options_;
   std::unique_ptr<ServerState> state_;
   std::unique_ptr<httplib::Server> http_;
+  int listen_socket_ = -1;  // the listening socket, once bound
   std::thread listener_;
   std::atomic<bool> listener_returned_{false};
 };
