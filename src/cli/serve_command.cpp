@@ -29,8 +29,15 @@ namespace fs = std::filesystem;
 struct ServeArgs {
   server::ServerOptions server;
   engine::EngineOptions engine;
-  int parallel = 1;
 };
+
+// Bounds on what the flags may ask for.
+constexpr int kMaxParallel = 256;
+constexpr int64_t kMaxStepTokens = 16384;
+
+int64_t physical_memory_bytes() {
+  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
+}
 
 // $XDG_CACHE_HOME/nanoserve, else ~/.cache/nanoserve.
 fs::path cache_dir() {
@@ -65,24 +72,34 @@ std::string demo_model() {
   return path.string();
 }
 
-// One code path per option: settings an engine cannot honour are refused, not ignored.
-void check_engine_options(const ServeArgs& a) {
-  if (a.parallel < 1) throw std::invalid_argument("--parallel must be at least 1");
-  if (a.engine.kind == "sequential") {
-    if (a.parallel != 1)
-      throw std::invalid_argument("the sequential engine generates one request at a time: --parallel must be 1");
-    if (a.engine.mock_token_delay_us != 0)
-      throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
-  }
-  if (a.engine.queue_limit < 0) throw std::invalid_argument("--max-queue must not be negative");
+// One code path per option: settings an engine cannot honour are refused, not ignored (the
+// engine factory checks the same; here the messages name the flags).
+void check_engine_options(const engine::EngineOptions& e) {
+  const int parallel = engine::parallel_of(e);
+  if (e.parallel < 0 || parallel > kMaxParallel)
+    throw std::invalid_argument(fmt::format("--parallel must be between 1 and {}", kMaxParallel));
+  if (e.kind == "sequential" && parallel != 1)
+    throw std::invalid_argument("the sequential engine generates one request at a time: --parallel must be 1");
+  if (e.kind != "mock" && e.mock_token_delay_us != 0)
+    throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
+  if (e.kind != "batch" && (e.kv_memory_bytes != 0 || e.step_tokens != 0))
+    throw std::invalid_argument("--kv-memory and --step-tokens apply to --engine batch only");
+  if (e.kv_memory_bytes < 0 || e.kv_memory_bytes > physical_memory_bytes())
+    throw std::invalid_argument(fmt::format("--kv-memory must be at most this machine's memory ({} bytes)",
+                                            physical_memory_bytes()));
+  if (e.step_tokens < 0 || e.step_tokens > kMaxStepTokens)
+    throw std::invalid_argument(fmt::format("--step-tokens must be between 1 and {}", kMaxStepTokens));
+  if (e.kind == "batch" && e.step_tokens != 0 && e.step_tokens < parallel)
+    throw std::invalid_argument(fmt::format("--step-tokens ({}) must be at least --parallel ({}): every running "
+                                            "sequence gets a decode row in each step", e.step_tokens, parallel));
+  if (e.queue_limit < 0) throw std::invalid_argument("--max-queue must not be negative");
 }
 
 void serve(ServeArgs a) {
-  check_engine_options(a);
-  a.engine.mock_max_concurrency = a.parallel;
+  check_engine_options(a.engine);
   // Generating and queued requests each hold a connection thread; a few more keep /health
   // and /metrics answering, and let a full queue be told 429.
-  a.server.http_threads = static_cast<size_t>(a.parallel + a.engine.queue_limit) + 4;
+  a.server.http_threads = static_cast<size_t>(engine::parallel_of(a.engine) + a.engine.queue_limit) + 4;
 
   // SIGINT/SIGTERM are taken by sigwait below, so every thread started from here blocks
   // them; a client that leaves must not kill the server with SIGPIPE.
@@ -102,6 +119,10 @@ void serve(ServeArgs a) {
   fmt::print(stderr, "nanoserve: {} engine serving \"{}\" (context {} tokens), loaded in {:.1f} s: ready\n",
              a.engine.kind, model->name(), model->engine().context_size(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (const engine::EngineMetrics m = model->engine().metrics(); m.kv_total_blocks > 0)
+    fmt::print(stderr, "nanoserve: KV cache: {} blocks of {} bytes ({:.1f} MiB), up to {} sequences at once\n",
+               m.kv_total_blocks, m.kv_total_bytes / m.kv_total_blocks, m.kv_total_bytes / 1048576.0,
+               engine::parallel_of(a.engine));
   http.serve_model(std::move(model));
   int signal = 0;
   sigwait(&stop_signals, &signal);
@@ -121,13 +142,22 @@ void add_serve_command(CLI::App& app) {
       ->envname("NANOSERVE_PORT")->capture_default_str();
   cmd->add_option("-m,--model", e.model_path, "GGUF model (default: a small random-weight demo model)")
       ->envname("NANOSERVE_MODEL");
-  cmd->add_option("--engine", e.kind, "Engine: sequential, or mock (no weights: a fixed passage)")
-      ->envname("NANOSERVE_ENGINE")->check(CLI::IsMember({"mock", "sequential"}))->capture_default_str();
+  cmd->add_option("--engine", e.kind,
+                  "Engine: batch (continuous batching), sequential (one request at a time), or mock (no weights: "
+                  "a fixed passage)")
+      ->envname("NANOSERVE_ENGINE")->check(CLI::IsMember({"batch", "sequential", "mock"}))->capture_default_str();
   cmd->add_option("-t,--threads", e.threads, "Compute threads (default: physical cores)")->envname("NANOSERVE_THREADS");
-  cmd->add_option("-c,--ctx", e.context_size, "Context size in tokens (default: the trained one, at most 4096)")
+  cmd->add_option("-c,--ctx", e.context_size,
+                  "Context size of one request in tokens (default: the trained one, at most 4096)")
       ->envname("NANOSERVE_CTX");
-  cmd->add_option("--parallel", a->parallel, "Requests generated at once (sequential: 1)")
-      ->envname("NANOSERVE_PARALLEL")->capture_default_str();
+  cmd->add_option("--parallel", e.parallel, "Requests generated at once (default: batch 8, mock 4, sequential 1)")
+      ->envname("NANOSERVE_PARALLEL");
+  cmd->add_option("--kv-memory", e.kv_memory_bytes,
+                  "Batch: the KV cache pool in bytes, e.g. 512M or 2G (default: --ctx x --parallel positions)")
+      ->envname("NANOSERVE_KV_MEMORY")->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--step-tokens", e.step_tokens,
+                  "Batch: tokens one forward step takes, decode rows first, then prefill chunks (default 512)")
+      ->envname("NANOSERVE_STEP_TOKENS");
   cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer KEY' (except on /health)")
       ->envname("NANOSERVE_API_KEY");
   cmd->add_option("--max-body-bytes", s.limits.max_body_bytes, "Largest request body (413 beyond)")

@@ -48,6 +48,8 @@ struct RequestStats {
   double prefill_tok_s = 0;  // prompt tokens / (admitted -> first token)
   double decode_tok_s = 0;   // (completion tokens - 1) / (first token -> last token)
   int64_t peak_memory_bytes = 0;  // the process's peak RSS when the request ended
+  int64_t kv_blocks = 0;          // the most KV cache blocks the request held at once (0: no paged cache)
+  int64_t kv_peak_bytes = 0;      // those blocks' bytes
 };
 
 struct Event {
@@ -84,12 +86,25 @@ struct QueueFull : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A histogram of whole numbers: counts[i] values <= bounds[i] (and > bounds[i-1]); the last
+// count is for values above every bound. Not cumulative.
+struct CountHistogram {
+  std::vector<int64_t> bounds;
+  std::vector<uint64_t> counts;  // bounds.size() + 1
+  int64_t sum = 0;
+};
+
 // Counters for /metrics, read at any time.
 struct EngineMetrics {
-  int64_t waiting = 0;             // queued, not yet admitted
+  int64_t waiting = 0;             // queued, not yet admitted (or preempted, waiting to resume)
   int64_t running = 0;             // admitted, generating
   int64_t kv_used_bytes = 0;
   int64_t kv_total_bytes = 0;
+  // Paged KV cache (batch engine; 0 elsewhere).
+  int64_t kv_used_blocks = 0;
+  int64_t kv_total_blocks = 0;
+  uint64_t preemptions = 0;        // sequences that gave their blocks back to be recomputed later
+  CountHistogram batch_sequences;  // per forward step: the sequences it advanced (empty: no batching)
 };
 
 class Engine {

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace nanoserve::engine {
 namespace {
@@ -62,7 +63,15 @@ void Generation::hold_place(std::atomic<int64_t>& places) {
   place_ = &places;
 }
 
-void Generation::admit() { admitted_ = Clock::now(); }
+void Generation::admit() {
+  if (admitted_ == Clock::time_point{}) admitted_ = Clock::now();
+}
+
+void Generation::hold_kv(int64_t blocks, int64_t block_bytes) {
+  if (blocks <= kv_blocks_) return;
+  kv_blocks_ = blocks;
+  kv_peak_bytes_ = blocks * block_bytes;
+}
 
 std::optional<int32_t> Generation::step(std::span<const float> logits) {
   int32_t token;
@@ -104,6 +113,7 @@ void Generation::fail(const std::string& error) {
 void Generation::end_with(Event final_event) {
   finished_ = true;
   if (place_) --*place_;
+  if (release_) std::exchange(release_, nullptr)();
   stream_->push(std::move(final_event));
 }
 
@@ -124,6 +134,8 @@ RequestStats Generation::stats() const {
     s.queue_ms = milliseconds(Clock::now() - submitted_);  // dropped while waiting
   }
   s.peak_memory_bytes = peak_rss_bytes();
+  s.kv_blocks = kv_blocks_;
+  s.kv_peak_bytes = kv_peak_bytes_;
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,8 +44,14 @@ class Generation {
   // The request holds one of `places` until its final event, which gives it back first, so a
   // reader who has seen the final event can submit again at once.
   void hold_place(std::atomic<int64_t>& places);
-  // The request leaves the queue and starts (stamps the admit time).
+  // The request leaves the queue and starts (stamps the admit time; a request that is
+  // preempted and admitted again keeps its first admit time).
   void admit();
+  // The KV cache blocks the request holds now (the stats report the peak).
+  void hold_kv(int64_t blocks, int64_t block_bytes);
+  // Runs on the engine's thread just before the final event is pushed (whichever way the
+  // request ends), so an engine gives back what the request held before its reader can look.
+  void on_final_event(std::function<void()> release) { release_ = std::move(release); }
   // Picks the next token from this step's logits (logit_bias first, then the sampler) and
   // pushes its text. Returns the token while generation goes on; nullopt once it ended
   // with this token (the Done event is then pushed).
@@ -65,6 +72,8 @@ class Generation {
   std::vector<float> biased_;  // this step's logits with logit_bias added
   Clock::time_point submitted_ = Clock::now(), admitted_, first_token_, last_token_;
   std::atomic<int64_t>* place_ = nullptr;
+  std::function<void()> release_;
+  int64_t kv_blocks_ = 0, kv_peak_bytes_ = 0;
   bool finished_ = false;
 };
 

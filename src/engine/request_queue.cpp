@@ -34,6 +34,21 @@ std::unique_ptr<Generation> RequestQueue::pop() {
   return next;
 }
 
+std::vector<std::unique_ptr<Generation>> RequestQueue::take_all(bool wait) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    drop_cancelled();
+    if (closed_) return {};
+    if (!waiting_.empty() || !wait) break;
+    ready_.wait(lock);
+  }
+  std::vector<std::unique_ptr<Generation>> all;
+  all.reserve(waiting_.size());
+  for (auto& g : waiting_) all.push_back(std::move(g));
+  waiting_.clear();
+  return all;
+}
+
 void RequestQueue::close() {
   {
     std::lock_guard lock(mutex_);

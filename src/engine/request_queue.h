@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "engine/generation.h"
 
@@ -24,10 +25,16 @@ class RequestQueue {
   void push(std::unique_ptr<Generation> generation);
   // Blocks until the oldest request can be taken (it is then admitted); nullptr once closed.
   std::unique_ptr<Generation> pop();
-  // Ends every pop(); the requests still waiting finish Cancelled.
+  // For an engine that admits requests itself: moves every waiting request out, oldest
+  // first, without admitting them. With `wait`, blocks until one waits or the queue closes
+  // (then returns none).
+  std::vector<std::unique_ptr<Generation>> take_all(bool wait);
+  // Ends every pop() and take_all(); the requests still waiting finish Cancelled.
   void close();
   // Requests waiting (not cancelled).
   int64_t waiting() const;
+  // Requests holding a place: waiting, here or inside the engine, or generating.
+  int64_t held() const { return places_held_; }
   // Requests taken by a worker whose final event is not pushed yet (so a reader who has seen
   // its final event never counts it as running).
   int64_t running() const;

@@ -46,7 +46,11 @@ EngineMetrics SequentialEngine::metrics() const {
   return {.waiting = queue_.waiting(),
           .running = queue_.running(),
           .kv_used_bytes = static_cast<int64_t>(cache_.block_bytes()) / cache_.block_size() * kv_positions_,
-          .kv_total_bytes = total};
+          .kv_total_bytes = total,
+          .kv_used_blocks = 0,
+          .kv_total_blocks = 0,
+          .preemptions = 0,
+          .batch_sequences = {}};
 }
 
 void SequentialEngine::serve() {

@@ -22,6 +22,20 @@ void write_gauge(std::string& out, const std::string& name, const std::string& h
   out += fmt::format("{} {}\n", name, value);
 }
 
+// HELP, TYPE, cumulative buckets (counts are per bucket, the last one +Inf), _sum and _count.
+void write_histogram(std::string& out, const std::string& name, const std::string& help,
+                     const std::vector<double>& bounds, const std::vector<uint64_t>& counts, double sum) {
+  write_header(out, name, "histogram", help);
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    cumulative += counts[i];
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds[i], cumulative);
+  }
+  cumulative += counts.back();
+  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, cumulative, name, sum, name,
+                     cumulative);
+}
+
 }  // namespace
 
 Histogram::Histogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
@@ -35,15 +49,7 @@ void Histogram::observe(double value) {
 
 void Histogram::write(std::string& out, const std::string& name, const std::string& help) const {
   std::lock_guard lock(mutex_);
-  write_header(out, name, "histogram", help);
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < bounds_.size(); ++i) {
-    cumulative += counts_[i];
-    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds_[i], cumulative);
-  }
-  cumulative += counts_.back();
-  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, cumulative, name, sum_, name,
-                     cumulative);
+  write_histogram(out, name, help, bounds_, counts_, sum_);
 }
 
 ServerMetrics::ServerMetrics()
@@ -94,6 +100,18 @@ std::string ServerMetrics::prometheus_text(const std::optional<engine::EngineMet
                 static_cast<double>(engine->kv_total_bytes));
     write_gauge(out, "nanoserve_kv_cache_usage_ratio", "KV cache use, from 0 to 1.",
                 engine->kv_total_bytes > 0 ? static_cast<double>(engine->kv_used_bytes) / engine->kv_total_bytes : 0);
+    write_gauge(out, "nanoserve_kv_cache_used_blocks", "Paged KV cache blocks held by sequences (0 without paging).",
+                static_cast<double>(engine->kv_used_blocks));
+    write_gauge(out, "nanoserve_kv_cache_blocks", "Paged KV cache blocks in the pool (0 without paging).",
+                static_cast<double>(engine->kv_total_blocks));
+    write_counter(out, "nanoserve_preemptions_total",
+                  "Sequences that gave their KV blocks back when the pool ran short, to be recomputed.",
+                  engine->preemptions);
+    const engine::CountHistogram& batch = engine->batch_sequences;
+    if (!batch.bounds.empty())
+      write_histogram(out, "nanoserve_batch_size_sequences", "Sequences advanced by each forward step.",
+                      std::vector<double>(batch.bounds.begin(), batch.bounds.end()), batch.counts,
+                      static_cast<double>(batch.sum));
   }
   return out;
 }

@@ -33,7 +33,9 @@ json engine_stats_json(const engine::RequestStats& stats) {
           {"ttft_ms", stats.ttft_ms},
           {"prefill_tok_s", stats.prefill_tok_s},
           {"decode_tok_s", stats.decode_tok_s},
-          {"peak_memory_bytes", stats.peak_memory_bytes}};
+          {"peak_memory_bytes", stats.peak_memory_bytes},
+          {"kv_blocks", stats.kv_blocks},
+          {"kv_peak_bytes", stats.kv_peak_bytes}};
 }
 
 json chat_completion(const ResponseHeader& header, const std::string& text, engine::FinishReason finish,

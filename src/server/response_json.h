@@ -26,7 +26,7 @@ std::string json_text(const nlohmann::ordered_json& value);
 std::string finish_reason_name(engine::FinishReason reason);
 
 nlohmann::ordered_json usage_json(const engine::RequestStats& stats);
-// {queue_ms, ttft_ms, prefill_tok_s, decode_tok_s, peak_memory_bytes}
+// {queue_ms, ttft_ms, prefill_tok_s, decode_tok_s, peak_memory_bytes, kv_blocks, kv_peak_bytes}
 nlohmann::ordered_json engine_stats_json(const engine::RequestStats& stats);
 
 // Whole responses, with usage and the nanoserve object.

@@ -206,7 +206,7 @@ TEST(EngineFactory, MakesAMockFromAModelFilesTokenizerAndMetadata) {
 }
 
 TEST(EngineFactory, UnknownKindIsAnInvalidArgument) {
-  EXPECT_THROW(make_engine({.kind = "batch", .model_path = test::tiny_model_path()}), std::invalid_argument);
+  EXPECT_THROW(make_engine({.kind = "speculative", .model_path = test::tiny_model_path()}), std::invalid_argument);
 }
 
 }  // namespace

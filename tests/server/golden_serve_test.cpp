@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "server/api_client.h"
 #include "server/server_process.h"
@@ -54,6 +56,36 @@ TEST(GoldenServe, TinyQwen3ChatEqualsRunChat) {
   json streaming = body;
   streaming["stream"] = true;
   EXPECT_EQ(streamed_text(sse_payloads(post_json(c, "/v1/chat/completions", streaming).text)), expected);
+}
+
+// The batch engine (the default) serves the same greedy text as `nanoserve run`, alone and
+// with other requests beside it; the engine's stats name the KV blocks the request held.
+TEST(GoldenServe, BatchEngineServesRunsTextAloneAndTogether) {
+  const std::string model = shared_path("models/pycoder/pycoder-q8_0.gguf");
+  const std::vector<std::string> prompts = {"def fibonacci(n):", "class Stack:", "import os\n\n", "for i in range("};
+  std::vector<std::string> expected;
+  for (const std::string& p : prompts) expected.push_back(run_text("-m " + model + " -p '" + p + "' -n 40 -t 2"));
+  ServerProcess server("-t 2 --parallel 4 --step-tokens 8 --model " + model);
+  auto c = server.client();
+  auto body = [&](size_t i) { return json{{"prompt", prompts[i]}, {"max_tokens", 40}, {"temperature", 0}}; };
+  const JsonResponse alone = post_json(c, "/v1/completions", body(0));
+  ASSERT_EQ(alone.status, 200) << alone.text;
+  EXPECT_EQ(alone.body["choices"][0]["text"], expected[0]);
+  EXPECT_GE(alone.body["nanoserve"]["kv_blocks"], 1);
+  EXPECT_GT(alone.body["nanoserve"]["kv_peak_bytes"], 0);
+
+  std::vector<std::string> got(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i)
+    clients.emplace_back([&, i] {
+      auto ci = server.client();
+      json streaming = body(i);
+      streaming["stream"] = true;
+      got[i] = streamed_text(sse_payloads(post_json(ci, "/v1/completions", streaming).text));
+    });
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(got, expected);
+  EXPECT_NE(server.log().find("batch engine serving"), std::string::npos);
 }
 
 }  // namespace

@@ -44,7 +44,9 @@ TEST(ServerMetrics, ExpositionWithEngineGauges) {
   m.count_cancellation();
   m.observe_time_to_first_token(0.02);
   m.observe_inter_token_latency(0.004);
-  engine::EngineMetrics e{.waiting = 2, .running = 1, .kv_used_bytes = 256, .kv_total_bytes = 1024};
+  engine::EngineMetrics e{.waiting = 2, .running = 1, .kv_used_bytes = 256, .kv_total_bytes = 1024,
+                          .kv_used_blocks = 4, .kv_total_blocks = 16, .preemptions = 3,
+                          .batch_sequences = {.bounds = {1, 2, 4}, .counts = {5, 0, 2, 1}, .sum = 19}};
   const std::string text = m.prometheus_text(e);
   expect_valid_exposition(text);
   for (const char* expected :
@@ -54,8 +56,22 @@ TEST(ServerMetrics, ExpositionWithEngineGauges) {
         "# TYPE nanoserve_time_to_first_token_seconds histogram\n", "nanoserve_time_to_first_token_seconds_count 1\n",
         "nanoserve_inter_token_latency_seconds_count 1\n", "nanoserve_requests_waiting 2\n",
         "nanoserve_requests_running 1\n", "nanoserve_kv_cache_used_bytes 256\n",
-        "nanoserve_kv_cache_capacity_bytes 1024\n", "nanoserve_kv_cache_usage_ratio 0.25\n"})
+        "nanoserve_kv_cache_capacity_bytes 1024\n", "nanoserve_kv_cache_usage_ratio 0.25\n",
+        "nanoserve_kv_cache_used_blocks 4\n", "nanoserve_kv_cache_blocks 16\n",
+        "# TYPE nanoserve_preemptions_total counter\n", "nanoserve_preemptions_total 3\n",
+        "# TYPE nanoserve_batch_size_sequences histogram\n",
+        "nanoserve_batch_size_sequences_bucket{le=\"1\"} 5\nnanoserve_batch_size_sequences_bucket{le=\"2\"} 5\n"
+        "nanoserve_batch_size_sequences_bucket{le=\"4\"} 7\nnanoserve_batch_size_sequences_bucket{le=\"+Inf\"} 8\n"
+        "nanoserve_batch_size_sequences_sum 19\nnanoserve_batch_size_sequences_count 8\n"})
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+}
+
+// An engine without batching (mock, sequential) has no batch-size histogram.
+TEST(ServerMetrics, NoBatchHistogramWithoutBatching) {
+  const std::string text = ServerMetrics().prometheus_text(engine::EngineMetrics{});
+  expect_valid_exposition(text);
+  EXPECT_NE(text.find("nanoserve_kv_cache_used_blocks 0\n"), std::string::npos);
+  EXPECT_EQ(text.find("nanoserve_batch_size_sequences"), std::string::npos);
 }
 
 TEST(ServerMetrics, NoEngineGaugesWhileLoading) {

@@ -85,7 +85,8 @@ TEST_F(MockApi, ChatCompletion) {
   EXPECT_GT(b["usage"]["prompt_tokens"], 0);
   EXPECT_EQ(b["usage"]["completion_tokens"], 12);
   EXPECT_EQ(b["usage"]["total_tokens"], b["usage"]["prompt_tokens"].get<int>() + 12);
-  for (const char* key : {"queue_ms", "ttft_ms", "prefill_tok_s", "decode_tok_s", "peak_memory_bytes"})
+  for (const char* key :
+       {"queue_ms", "ttft_ms", "prefill_tok_s", "decode_tok_s", "peak_memory_bytes", "kv_blocks", "kv_peak_bytes"})
     EXPECT_TRUE(b["nanoserve"][key].is_number()) << key;
 }
 

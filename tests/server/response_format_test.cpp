@@ -29,6 +29,8 @@ engine::RequestStats some_stats() {
   s.prefill_tok_s = 560;
   s.decode_tok_s = 80;
   s.peak_memory_bytes = 1 << 20;
+  s.kv_blocks = 3;
+  s.kv_peak_bytes = 3 << 16;
   return s;
 }
 
@@ -44,7 +46,8 @@ TEST(ResponseJson, ChatCompletionHasOpenAisFieldsAndTheEngineClock) {
                   {"logprobs", nullptr}}));
   EXPECT_EQ(r["usage"], json({{"prompt_tokens", 7}, {"completion_tokens", 5}, {"total_tokens", 12}}));
   EXPECT_EQ(r["nanoserve"], json({{"queue_ms", 0.5}, {"ttft_ms", 12.5}, {"prefill_tok_s", 560.0},
-                                  {"decode_tok_s", 80.0}, {"peak_memory_bytes", 1 << 20}}));
+                                  {"decode_tok_s", 80.0}, {"peak_memory_bytes", 1 << 20}, {"kv_blocks", 3},
+                                  {"kv_peak_bytes", 3 << 16}}));
 }
 
 TEST(ResponseJson, TextCompletion) {

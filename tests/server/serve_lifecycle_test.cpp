@@ -128,6 +128,37 @@ TEST(ServeLifecycle, AModelThatCannotLoadEndsTheProcess) {
   EXPECT_NE(sequential_parallel.err.find("--parallel must be 1"), std::string::npos) << sequential_parallel.err;
 }
 
+// The batch engine's flags: sizes with suffixes, bounds, and refusals where they would be ignored.
+TEST(ServeLifecycle, BatchFlagsAreHonouredOrRefused) {
+  const std::string tiny = shared_path("golden/models/tiny-qwen3-Q8_0.gguf");
+  ServerProcess server("--model " + tiny + " -t 1 --parallel 2 --kv-memory 1M --step-tokens 16");
+  const std::string log = server.log();
+  // tiny-qwen3: 4 layers, 2 KV heads of 64: 2 KiB per position, 32 KiB per block of 16.
+  EXPECT_NE(log.find("KV cache: 32 blocks of 32768 bytes"), std::string::npos) << log;
+  EXPECT_EQ(metric(server, "nanoserve_kv_cache_capacity_bytes"), 1 << 20);
+  EXPECT_EQ(metric(server, "nanoserve_kv_cache_blocks"), 32);
+  auto c = server.client();
+  EXPECT_EQ(get(c, "/v1/models").status, 200);
+  // 512 positions in the pool: a request must fit them.
+  const json too_long = {{"prompt", "hello"}, {"max_tokens", 600}};
+  const JsonResponse refused = post_json(c, "/v1/completions", too_long);
+  EXPECT_EQ(refused.status, 400) << refused.text;
+  EXPECT_EQ(refused.body["error"]["code"], "context_length_exceeded");
+
+  const std::pair<const char*, const char*> refusals[] = {
+      {"--engine sequential --kv-memory 64M", "apply to --engine batch only"},
+      {"--engine mock --step-tokens 64", "apply to --engine batch only"},
+      {"--parallel 8 --step-tokens 4", "must be at least --parallel"},
+      {"--kv-memory 1K", "less than one block"},
+      {"--kv-memory 100000T", "at most this machine's memory"},
+      {"--parallel 100000", "--parallel must be between 1 and"}};
+  for (const auto& [flags, message] : refusals) {
+    const CommandResult r = run_nanoserve("serve --host 127.0.0.1 --port 0 --model " + tiny + " " + flags);
+    EXPECT_NE(r.status, 0) << flags;
+    EXPECT_NE(r.err.find(message), std::string::npos) << flags << ": " << r.err;
+  }
+}
+
 // Without --model, serve writes a small random-weight model to the cache first: /health
 // says "loading" (503) meanwhile, and the API answers 503 too.
 TEST(ServeLifecycle, DemoModelHealthLoadingThenReady) {

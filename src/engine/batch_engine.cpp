@@ -1,0 +1,261 @@
+#include "engine/batch_engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "engine/model_metadata.h"
+
+namespace nanoserve::engine {
+namespace {
+
+constexpr int64_t kDefaultContext = 4096;
+
+int64_t context_for(const BatchOptions& options, const model::ModelConfig& config) {
+  return options.context_size > 0 ? options.context_size : std::min<int64_t>(config.n_ctx_train, kDefaultContext);
+}
+
+// The pool's capacity in positions: what --kv-memory buys (whole blocks), else a full
+// context for every slot.
+int64_t pool_positions(const BatchOptions& options, const model::ModelConfig& config) {
+  if (options.parallel < 1) throw std::invalid_argument("the batch engine needs at least one parallel sequence");
+  if (options.kv_memory_bytes <= 0) return context_for(options, config) * options.parallel;
+  const int64_t block = model::KvCache::kDefaultBlockSize;
+  const int64_t block_bytes = 2 * static_cast<int64_t>(config.n_layer) * config.kv_dim() *
+                              static_cast<int64_t>(sizeof(uint16_t)) * block;  // keys and values, F16
+  const int64_t blocks = options.kv_memory_bytes / block_bytes;
+  if (blocks < 1)
+    throw std::invalid_argument("the KV memory (" + std::to_string(options.kv_memory_bytes) +
+                                " bytes) is less than one block of " + std::to_string(block) + " positions (" +
+                                std::to_string(block_bytes) + " bytes for this model)");
+  return blocks * block;
+}
+
+}  // namespace
+
+const std::vector<int64_t>& BatchEngine::batch_size_bounds() {
+  static const std::vector<int64_t> bounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  return bounds;
+}
+
+BatchEngine::BatchEngine(const BatchOptions& options)
+    : model_(options.model_path, {.threads = options.threads}),
+      tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
+      model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
+      chat_template_(engine::chat_template(model_.file().metadata())),
+      cache_(model_.config(), pool_positions(options, model_.config()), options.parallel),
+      context_size_(std::min(context_for(options, model_.config()), cache_.n_ctx())),
+      scheduler_({.max_running = options.parallel, .step_tokens = options.step_tokens,
+                  .block_size = cache_.block_size()}),
+      queue_(options.queue_limit, options.parallel),
+      batch_sequences_{.bounds = batch_size_bounds(), .counts = std::vector<uint64_t>(batch_size_bounds().size() + 1),
+                       .sum = 0},
+      worker_([this] { serve(); }) {
+  for (int slot = options.parallel - 1; slot >= 0; --slot) free_slots_.push_back(slot);
+}
+
+BatchEngine::~BatchEngine() {
+  stopping_ = true;
+  queue_.close();
+  worker_.join();
+}
+
+std::shared_ptr<Stream> BatchEngine::submit(GenerationRequest request) {
+  validate_request(request, model_.config().n_vocab, context_size_);
+  auto generation = std::make_unique<Generation>(std::move(request), tokenizer_);
+  std::shared_ptr<Stream> stream = generation->stream();
+  queue_.push(std::move(generation));
+  return stream;
+}
+
+EngineMetrics BatchEngine::metrics() const {
+  EngineMetrics m;
+  // Every request holds a place in the queue until its final event, wherever it waits.
+  m.running = running_count_;
+  m.waiting = std::max<int64_t>(0, queue_.held() - m.running);
+  m.kv_used_blocks = kv_used_blocks_;
+  m.kv_total_blocks = cache_.n_blocks();
+  m.kv_used_bytes = m.kv_used_blocks * static_cast<int64_t>(cache_.block_bytes());
+  m.kv_total_bytes = static_cast<int64_t>(cache_.bytes());
+  m.preemptions = preemptions_;
+  std::lock_guard lock(histogram_mutex_);
+  m.batch_sequences = batch_sequences_;
+  return m;
+}
+
+void BatchEngine::serve() {
+  while (!stopping_) {
+    const bool idle = running_.empty() && waiting_.empty();
+    for (std::unique_ptr<Generation>& generation : queue_.take_all(idle)) {
+      auto seq = std::make_unique<Sequence>();
+      seq->tokens = generation->request().prompt;
+      seq->arrival = next_arrival_++;
+      seq->generation = std::move(generation);
+      waiting_.push_back(std::move(seq));
+    }
+    publish();
+    if (stopping_) break;
+    try {
+      step();
+    } catch (const std::exception& e) {  // not the forward pass (step handles that): state unknown
+      fail_all_running(e.what());
+    }
+  }
+  for (SequencePtr& seq : running_) seq->generation->finish(FinishReason::Cancelled);
+  for (SequencePtr& seq : waiting_) seq->generation->finish(FinishReason::Cancelled);
+  running_.clear();
+  waiting_.clear();
+  publish();
+}
+
+void BatchEngine::step() {
+  retire_cancelled();
+  std::vector<SequenceView> running_view, waiting_view;
+  for (const SequencePtr& s : running_)
+    running_view.push_back({.arrival = s->arrival, .tokens = static_cast<int64_t>(s->tokens.size()),
+                            .cached = s->cached, .blocks = cache_.blocks_of(s->slot)});
+  for (const SequencePtr& s : waiting_)
+    waiting_view.push_back({.arrival = s->arrival, .tokens = static_cast<int64_t>(s->tokens.size())});
+  const StepPlan plan = scheduler_.plan(running_view, waiting_view, cache_.free_blocks());
+
+  // Who each index of the plan names, before anything moves.
+  std::vector<Sequence*> named(running_.size() + plan.admitted);
+  for (size_t i = 0; i < running_.size(); ++i) named[i] = running_[i].get();
+  for (size_t i : plan.preempted) preempt(*named[i]);
+  if (plan.admitted > free_slots_.size() || plan.admitted > waiting_.size())
+    throw std::logic_error("batch engine: the plan admits more sequences than there are slots");
+  for (size_t k = 0; k < plan.admitted; ++k) {
+    SequencePtr seq = std::move(waiting_.front());
+    waiting_.pop_front();
+    start(*seq);
+    named[running_view.size() + k] = seq.get();
+    running_.push_back(std::move(seq));
+  }
+
+  std::vector<Sequence*> stepping;
+  std::vector<int64_t> chunk_sizes;
+  bool preempted = !plan.preempted.empty();
+  for (const StepPlan::Chunk& chunk : plan.chunks) {
+    Sequence& seq = *named[chunk.seq];
+    if (!cache_.reserve(seq.slot, seq.cached + chunk.n)) {  // the plan and the pool disagree: never expected
+      preempt(seq);
+      preempted = true;
+      continue;
+    }
+    stepping.push_back(&seq);
+    chunk_sizes.push_back(chunk.n);
+  }
+  // Preempted sequences wait again, in arrival order.
+  for (SequencePtr& seq : running_)
+    if (seq->slot < 0) requeue(std::move(seq));
+  std::erase(running_, nullptr);
+
+  if (!stepping.empty()) {
+    evaluate(stepping, chunk_sizes);
+  } else if (!preempted && !waiting_.empty() && running_.empty()) {
+    // Never expected (a request that fits the context fits the empty pool); never spin on it.
+    waiting_.front()->generation->fail("the request does not fit the KV cache");
+    waiting_.pop_front();
+  } else if (!preempted && !running_.empty()) {
+    running_.back()->generation->fail("the scheduler could not place the request");
+  }
+  std::erase_if(running_, [](const SequencePtr& s) { return s->generation->finished(); });
+  publish();
+}
+
+void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::vector<int64_t>& chunk_sizes) {
+  batch_.clear();
+  row_owner_.clear();
+  for (size_t i = 0; i < stepping.size(); ++i) {
+    Sequence& seq = *stepping[i];
+    const auto n_tokens = static_cast<int64_t>(seq.tokens.size());
+    for (int64_t pos = seq.cached; pos < seq.cached + chunk_sizes[i]; ++pos) {
+      batch_.add(seq.slot, pos, seq.tokens[pos], pos + 1 == n_tokens);
+      row_owner_.push_back(&seq);
+    }
+  }
+  {
+    std::lock_guard lock(histogram_mutex_);
+    const auto n = static_cast<int64_t>(stepping.size());
+    const auto& b = batch_sequences_.bounds;
+    ++batch_sequences_.counts[std::lower_bound(b.begin(), b.end(), n) - b.begin()];
+    batch_sequences_.sum += n;
+  }
+
+  try {
+    model_.forward(batch_, cache_, logits_);
+  } catch (const std::exception& e) {
+    for (Sequence* seq : stepping) seq->generation->fail(e.what());  // each gives its blocks back
+    return;
+  }
+  for (size_t i = 0; i < stepping.size(); ++i) {
+    Sequence& seq = *stepping[i];
+    seq.cached += chunk_sizes[i];
+    seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.block_bytes()));
+  }
+  for (size_t r = 0; r < logits_.batch_rows.size(); ++r) {
+    Sequence& seq = *row_owner_[logits_.batch_rows[r]];
+    try {
+      const std::optional<int32_t> token = seq.generation->step(logits_.row(r));
+      if (!token) continue;
+      seq.tokens.push_back(*token);
+      // No position is left in the context to feed it back.
+      if (static_cast<int64_t>(seq.tokens.size()) > context_size_) seq.generation->finish(FinishReason::Length);
+    } catch (const std::exception& e) {
+      seq.generation->fail(e.what());
+    }
+  }
+}
+
+void BatchEngine::retire_cancelled() {
+  for (SequencePtr& seq : running_)
+    if (seq->generation->cancelled()) seq->generation->finish(FinishReason::Cancelled);  // frees its blocks first
+  std::erase_if(running_, [](const SequencePtr& s) { return s->generation->finished(); });
+  std::erase_if(waiting_, [](const SequencePtr& s) {
+    if (!s->generation->cancelled()) return false;
+    s->generation->finish(FinishReason::Cancelled);
+    return true;
+  });
+}
+
+void BatchEngine::start(Sequence& seq) {
+  seq.slot = free_slots_.back();
+  free_slots_.pop_back();
+  seq.cached = 0;
+  seq.generation->admit();
+  seq.generation->on_final_event([this, slot = seq.slot] { release(slot); });
+}
+
+void BatchEngine::preempt(Sequence& seq) {
+  seq.generation->on_final_event(nullptr);
+  release(seq.slot);
+  seq.slot = -1;
+  seq.cached = 0;
+  ++preemptions_;
+}
+
+void BatchEngine::release(int slot) {
+  cache_.clear(slot);
+  free_slots_.push_back(slot);
+  publish();
+}
+
+void BatchEngine::requeue(SequencePtr seq) {
+  const auto at = std::upper_bound(waiting_.begin(), waiting_.end(), seq->arrival,
+                                   [](uint64_t arrival, const SequencePtr& s) { return arrival < s->arrival; });
+  waiting_.insert(at, std::move(seq));
+}
+
+void BatchEngine::fail_all_running(const std::string& error) {
+  for (SequencePtr& seq : running_)
+    if (seq) seq->generation->fail(error);
+  running_.clear();
+  publish();
+}
+
+void BatchEngine::publish() {
+  running_count_ = static_cast<int64_t>(cache_.n_seq()) - static_cast<int64_t>(free_slots_.size());
+  kv_used_blocks_ = cache_.used_blocks();
+}
+
+}  // namespace nanoserve::engine

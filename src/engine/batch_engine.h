@@ -1,0 +1,112 @@
+// Continuous batching: one scheduler thread owns the model and a paged KV cache, and runs
+// many generations at once, one forward call per step.
+//
+// Requests drop into a bounded inbox. Between steps the thread retires finished and
+// cancelled sequences (their KV blocks go back to the pool at once), asks the Scheduler for a
+// plan (decode rows for the running sequences, prefill chunks under the step's token budget,
+// admissions, preemptions), reserves the plan's blocks, and evaluates the whole batch in one
+// Model::forward. Each sequence samples from its own logits row with its own Generation
+// (sampling parameters, seeded RNG, stop strings), and its text goes to its own stream.
+//
+// A preempted sequence keeps its tokens (prompt and generated) and its Generation; when it is
+// admitted again it re-prefills them all and continues where it stopped, emitting nothing
+// twice. Greedy tokens do not depend on what else is in the batch: the model computes each
+// row independently of the others.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/request_queue.h"
+#include "engine/scheduler.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nanoserve::engine {
+
+struct BatchOptions {
+  std::string model_path = "";
+  int threads = 0;               // 0 = the machine's physical cores
+  int64_t context_size = 0;      // per request; 0 = the trained context, at most 4096
+  int parallel = 8;              // sequences generating at once
+  int64_t kv_memory_bytes = 0;   // the KV pool; 0 = context_size × parallel positions
+  int64_t step_tokens = 512;     // rows per forward step (decode rows first); at least parallel
+  int64_t queue_limit = 64;      // requests waiting beyond the running ones; more: QueueFull
+};
+
+class BatchEngine final : public Engine {
+ public:
+  // Loads the model and allocates the KV pool. Throws on a model it cannot load and
+  // std::invalid_argument for options that cannot work (a pool smaller than one block, ...).
+  explicit BatchEngine(const BatchOptions& options);
+  ~BatchEngine() override;  // requests still waiting or running finish Cancelled
+  BatchEngine(const BatchEngine&) = delete;
+  BatchEngine& operator=(const BatchEngine&) = delete;
+
+  std::shared_ptr<Stream> submit(GenerationRequest request) override;
+  EngineMetrics metrics() const override;
+  const tokenizer::Tokenizer& tokenizer() const override { return tokenizer_; }
+  std::string model_name() const override { return model_name_; }
+  // min(the per-request context, the pool): one request may fill the whole pool.
+  int64_t context_size() const override { return context_size_; }
+  std::string chat_template() const override { return chat_template_; }
+
+  // Batch-size histogram bounds (sequences advanced per step).
+  static const std::vector<int64_t>& batch_size_bounds();
+
+ private:
+  struct Sequence {
+    std::unique_ptr<Generation> generation;
+    std::vector<int32_t> tokens;  // the prompt, then every sampled token
+    uint64_t arrival = 0;         // taken from the inbox in this order
+    int64_t cached = 0;           // positions of tokens in the KV cache
+    int slot = -1;                // its KV cache sequence while it runs
+  };
+  using SequencePtr = std::unique_ptr<Sequence>;
+
+  void serve();  // the scheduler thread
+  void step();
+  void retire_cancelled();
+  void preempt(Sequence& seq);
+  void start(Sequence& seq);
+  void release(int slot);  // gives a finished or preempted sequence's slot and blocks back
+  void requeue(SequencePtr seq);
+  void evaluate(const std::vector<Sequence*>& stepping, const std::vector<int64_t>& chunk_sizes);
+  void fail_all_running(const std::string& error);
+  void publish();  // the gauges metrics() reads
+
+  model::Model model_;
+  const tokenizer::Tokenizer tokenizer_;
+  const std::string model_name_, chat_template_;
+  model::KvCache cache_;
+  const int64_t context_size_;
+  const Scheduler scheduler_;
+  RequestQueue queue_;
+
+  // Owned by the scheduler thread.
+  std::vector<SequencePtr> running_;
+  std::deque<SequencePtr> waiting_;  // oldest first (preempted ones go back in arrival order)
+  std::vector<int> free_slots_;
+  uint64_t next_arrival_ = 0;
+  model::Batch batch_;
+  model::Logits logits_;
+  std::vector<Sequence*> row_owner_;  // per batch row
+
+  // Read by metrics() from any thread.
+  std::atomic<int64_t> running_count_ = 0, kv_used_blocks_ = 0;
+  std::atomic<uint64_t> preemptions_ = 0;
+  mutable std::mutex histogram_mutex_;
+  CountHistogram batch_sequences_;
+
+  std::atomic<bool> stopping_ = false;
+  std::thread worker_;  // last: it starts once everything above exists
+};
+
+}  // namespace nanoserve::engine
