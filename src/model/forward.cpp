@@ -33,7 +33,8 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
 
   for (int64_t r = 0; r < rows; ++r) {
     const kernels::Matrix& e = weights_.token_embd;
-    tensor::dequantize_row(e.type, e.data + batch.rows[r].token * e.row_bytes, ws_.x.data() + r * c.n_embd, c.n_embd);
+    const uint8_t* row = kernels::weight_row(e, batch.rows[r].token, scratch_.row(0));  // on this thread only
+    tensor::dequantize_row(e.type, row, ws_.x.data() + r * c.n_embd, c.n_embd);
     const int64_t half = c.rope_dims() / 2;
     kernels::rope_angles(batch.rows[r].pos, static_cast<int>(c.rope_dims()), c.rope_base, weights_.rope_freqs,
                          ws_.rope_cos.data() + r * half, ws_.rope_sin.data() + r * half);
