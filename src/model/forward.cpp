@@ -100,17 +100,19 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
     }
   }
 
-  // Each (row, head) attends to its sequence's positions up to its own (causal).
+  // Each row's query heads attend to its sequence's positions up to its own (causal), in
+  // groups that share a KV head (GQA).
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head (GQA)
-  const int64_t n_ctx = cache.n_ctx();
-  pool_.run(rows * c.n_head, [&](int64_t t0, int64_t t1, int thread) {
-    float* scores = ws_.scores.data() + thread * n_ctx;
+  const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head
+  const int64_t scores_per_thread = group * cache.n_ctx();
+  pool_.run(rows * c.n_head_kv, [&](int64_t t0, int64_t t1, int thread) {
+    float* scores = ws_.scores.data() + thread * scores_per_thread;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t r = t / c.n_head, h = t % c.n_head;
+      const int64_t r = t / c.n_head_kv, g = t % c.n_head_kv;
       const BatchRow& row = batch.rows[r];
-      kernels::attention_head(ws_.q.data() + r * q_dim + h * hd, cache.view(row.seq, layer), static_cast<int>(h / group),
-                              static_cast<int>(hd), row.pos + 1, scale, scores, ws_.attn.data() + r * q_dim + h * hd);
+      kernels::attention_heads(ws_.q.data() + r * q_dim + g * group * hd, static_cast<int>(group),
+                               cache.view(row.seq, layer), static_cast<int>(g), static_cast<int>(hd), row.pos + 1,
+                               scale, scores, ws_.attn.data() + r * q_dim + g * group * hd);
     }
   });
 

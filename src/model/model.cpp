@@ -102,7 +102,7 @@ void Model::reserve(int64_t rows, int64_t n_ctx) {
   grow(ws_.up, rows * c.n_ff);
   grow(ws_.rope_cos, rows * c.rope_dims() / 2);
   grow(ws_.rope_sin, rows * c.rope_dims() / 2);
-  grow(ws_.scores, static_cast<size_t>(pool_.size()) * n_ctx);
+  grow(ws_.scores, static_cast<size_t>(pool_.size()) * (c.n_head / c.n_head_kv) * n_ctx);
   ws_.rows = std::max(ws_.rows, rows);
 }
 
