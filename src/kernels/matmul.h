@@ -39,11 +39,9 @@ void interleave_rows(Matrix& w, ThreadPool& pool);
 // where it is unpacked.
 const uint8_t* weight_row(const Matrix& w, int64_t o, DecodedRow& row);
 
-// The activation rows of a fused kernel call, and their per-block level sums (interleaved
-// kernels take −128 × each sum as the start of the block's byte dot product).
+// The activation rows of a fused kernel call.
 struct FusedActs {
   std::vector<Q8Row> rows;
-  std::vector<int32_t> minus_128_sums;
 };
 
 // Per-thread working memory of matmul: a decoded weight row, its group sums, and the views of

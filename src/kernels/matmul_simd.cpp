@@ -242,24 +242,16 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
   RowRange(task, o0, std::min(g0, o1), row, groups);
   if (g0 < g1) {
     std::vector<Q8Row>& rows = fused.rows;
-    std::vector<int32_t>& sums = fused.minus_128_sums;
     rows.resize(n_rows);
-    sums.resize(n_rows * nb);
-    for (int64_t r = 0; r < n_rows; ++r) {
-      rows[r] = q8_row(acts, ActType::Q8_0, r);
-      for (int64_t b = 0; b < nb; ++b) {
-        int32_t sum = 0;
-        for (int i = 0; i < 32; ++i) sum += rows[r].q[32 * b + i];
-        sums[r * nb + b] = -128 * sum;
-      }
-    }
+    for (int64_t r = 0; r < n_rows; ++r) rows[r] = q8_row(acts, ActType::Q8_0, r);
+    const int32_t* sums = acts.q8_block32().minus_128_sums.data();
     float tile[G * kMaxTileRows];
     for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
       const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
       for (int64_t o = g0; o < g1; o += G) {
         for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
           const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
-          InterleavedDot(w.data + o * w.row_bytes, n, rows.data() + r0, sums.data() + r0 * nb, nr, tile);
+          InterleavedDot(w.data + o * w.row_bytes, n, rows.data() + r0, sums + r0 * nb, nr, tile);
           for (int r = 0; r < nr; ++r)
             std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + G * r, G * sizeof(float));
         }
