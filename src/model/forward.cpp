@@ -129,7 +129,10 @@ void Model::ffn_block(int layer, int64_t rows) {
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
   kernels::matmul_many({{&w.w_gate, ws_.gate.data(), c.n_ff}, {&w.w_up, ws_.up.data(), c.n_ff}}, acts_, pool_,
                        scratch_);
-  kernels::silu_mul(ws_.gate.data(), ws_.up.data(), ws_.gate.data(), rows * c.n_ff);
+  pool_.run(rows, [&](int64_t r0, int64_t r1, int) {
+    kernels::silu_mul(ws_.gate.data() + r0 * c.n_ff, ws_.up.data() + r0 * c.n_ff, ws_.gate.data() + r0 * c.n_ff,
+                      (r1 - r0) * c.n_ff);
+  });
   acts_.set(ws_.gate.data(), rows, c.n_ff, c.n_ff);
   kernels::matmul(w.w_down, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
   kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);
