@@ -378,6 +378,12 @@ File File::open(const std::string& path) {
   }
 }
 
+void File::make_private_writable() {
+  if (!mapping_) throw std::logic_error("make_private_writable: the bytes are not a mapping of this File");
+  if (::mprotect(mapping_.get(), bytes_.size(), PROT_READ | PROT_WRITE) != 0)
+    throw std::runtime_error(std::string("cannot make the model mapping writable: ") + std::strerror(errno));
+}
+
 const TensorInfo* File::find_tensor(const std::string& name) const {
   auto it = tensor_index_.find(name);
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

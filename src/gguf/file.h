@@ -89,6 +89,10 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(const std::string& name) const;
   const TensorInfo& tensor(const std::string& name) const;  // throws when absent
+  // Makes the mapped bytes writable, for rewriting tensors in place (a kernel-friendly
+  // layout). The mapping is private: written pages become this process's own copies and the
+  // file never changes. Throws std::logic_error for a parse()d File (its bytes are not ours).
+  void make_private_writable();
 
  private:
   File() = default;

@@ -111,9 +111,16 @@ void Activations::prepare(ActType type, ThreadPool* pool) {
       grow(q8_.d, n_rows_ * nb);
       grow(q8_.s, n_rows_ * nb);
       grow(q8_.u, n_rows_ * n);
+      grow(q8_.minus_128_sums, n_rows_ * nb);
       for_rows([&](int64_t r) {
         quantize_q8_block32_simd(f32(r), n, q8_.q.data() + r * n, q8_.d.data() + r * nb, q8_.s.data() + r * nb,
                                  q8_.u.data() + r * n);
+        const int8_t* q = q8_.q.data() + r * n;
+        for (int64_t b = 0; b < nb; ++b) {
+          int32_t sum = 0;
+          for (int i = 0; i < tensor::kLegacyBlock; ++i) sum += q[b * tensor::kLegacyBlock + i];
+          q8_.minus_128_sums[r * nb + b] = -128 * sum;
+        }
       });
       break;
     }

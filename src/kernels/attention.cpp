@@ -7,6 +7,8 @@
 
 namespace nanoserve::kernels {
 
+namespace {
+
 void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                               float* scores, float* out) {
   const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
@@ -32,6 +34,15 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
   });
   const float inv = static_cast<float>(1.0 / sum);
   for (int i = 0; i < head_dim; ++i) out[i] *= inv;
+}
+
+}  // namespace
+
+void attention_heads_reference(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv,
+                               float scale, float* scores, float* out) {
+  for (int h = 0; h < n_q; ++h)
+    attention_head_reference(q + h * head_dim, kv, kv_head, head_dim, n_kv, scale, scores + h * n_kv,
+                             out + h * head_dim);
 }
 
 }  // namespace nanoserve::kernels

@@ -32,16 +32,18 @@ void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
   }
 }
 
-// out[0..head_dim) = sum_p softmax_p(scale * q·k_p) v_p over positions p < n_kv, for the
-// KV head kv_head. Computed in float from the F16 cache (as llama.cpp's CPU flash
-// attention does for prompt batches): scores, max-subtracted exponentials, a weighted
-// sum of the values, one division at the end. scores needs room for n_kv floats.
+// Grouped-query attention: the n_q query heads that share KV head kv_head (head h at
+// q + h * head_dim), each over positions [0, n_kv): out_h (at out + h * head_dim) =
+// sum_p softmax_p(scale * q_h·k_p) v_p. Computed in float from the F16 cache (as llama.cpp's
+// CPU flash attention does for prompt batches): scores, max-subtracted exponentials, a
+// weighted sum of the values, one division at the end. Each cache row is read once for the
+// whole group. scores needs room for n_q * n_kv floats.
 // Uses the SIMD kernels of the best target this CPU supports.
-void attention_head(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                    float* scores, float* out);
+void attention_heads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
+                     float* scores, float* out);
 
-// The same in scalar code (the reference the SIMD version is tested against).
-void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                              float* scores, float* out);
+// The same in scalar code, one head at a time (the reference the SIMD version is tested against).
+void attention_heads_reference(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv,
+                               float scale, float* scores, float* out);
 
 }  // namespace nanoserve::kernels

@@ -1,9 +1,11 @@
-// attention_head with Highway: the q·k dot products and the weighted sum of values widen
-// the F16 cache rows to float vectors. Same algorithm and order of steps as the reference.
+// attention_heads with Highway: each F16 cache row is widened to float vectors once and used
+// by every query head of the group; exponentials with Highway's vector Exp. Same algorithm
+// and order of steps as the reference, per head.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,54 +18,96 @@ namespace nanoserve::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// q · k over n elements, k in F16.
-float DotF16(const float* q, const uint16_t* k_bits, int64_t n) {
-  const hn::ScalableTag<float> df;
-  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const auto* k = reinterpret_cast<const hwy::float16_t*>(k_bits);
-  auto sum = hn::Zero(df);
-  int64_t i = 0;
-  for (; i + N <= n; i += N) sum = hn::MulAdd(hn::LoadU(df, q + i), hn::PromoteTo(df, hn::LoadU(dh, k + i)), sum);
-  float s = hn::GetLane(hn::SumOfLanes(df, sum));
-  for (; i < n; ++i) s += q[i] * tensor::f16_to_f32(k_bits[i]);
-  return s;
+using DF = hn::ScalableTag<float>;
+using DH = hn::Rebind<hwy::float16_t, DF>;
+constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over a key row
+
+// scores[h * n_kv + p] = scale * q_h·k_p for heads [h0, h0 + nh) and the positions of one run.
+void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first, int64_t count,
+               int head_dim, int64_t n_kv, float scale, float* scores) {
+  const DF df;
+  const DH dh;
+  const int N = static_cast<int>(hn::Lanes(df));
+  const int vec_end = head_dim / N * N;
+  for (int64_t p = 0; p < count; ++p) {
+    const uint16_t* k_bits = k_run + p * stride;
+    const auto* k = reinterpret_cast<const hwy::float16_t*>(k_bits);
+    hn::Vec<DF> acc[kHeadBatch];
+    for (int j = 0; j < nh; ++j) acc[j] = hn::Zero(df);
+    for (int i = 0; i < vec_end; i += N) {
+      const auto kv = hn::PromoteTo(df, hn::LoadU(dh, k + i));  // widened once for every head
+      for (int j = 0; j < nh; ++j) acc[j] = hn::MulAdd(hn::LoadU(df, q + (h0 + j) * head_dim + i), kv, acc[j]);
+    }
+    for (int j = 0; j < nh; ++j) {
+      float dot = hn::GetLane(hn::SumOfLanes(df, acc[j]));
+      for (int i = vec_end; i < head_dim; ++i) dot += q[(h0 + j) * head_dim + i] * tensor::f16_to_f32(k_bits[i]);
+      scores[(h0 + j) * n_kv + first + p] = dot * scale;
+    }
+  }
 }
 
-// out += w * v over n elements, v in F16.
-void AddScaledF16(float* out, float w, const uint16_t* v_bits, int64_t n) {
-  const hn::ScalableTag<float> df;
-  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const auto* v = reinterpret_cast<const hwy::float16_t*>(v_bits);
-  const auto wv = hn::Set(df, w);
-  int64_t i = 0;
-  for (; i + N <= n; i += N)
-    hn::StoreU(hn::MulAdd(wv, hn::PromoteTo(df, hn::LoadU(dh, v + i)), hn::LoadU(df, out + i)), df, out + i);
-  for (; i < n; ++i) out[i] += w * tensor::f16_to_f32(v_bits[i]);
+// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions of one run.
+void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, int64_t stride, int64_t first,
+               int64_t count, int head_dim, int64_t n_kv, float* out) {
+  const DF df;
+  const DH dh;
+  const int N = static_cast<int>(hn::Lanes(df));
+  const int vec_end = head_dim / N * N;
+  for (int64_t p = 0; p < count; ++p) {
+    const uint16_t* v_bits = v_run + p * stride;
+    const auto* v = reinterpret_cast<const hwy::float16_t*>(v_bits);
+    for (int i = 0; i < vec_end; i += N) {
+      const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + i));  // widened once for every head
+      for (int j = 0; j < nh; ++j) {
+        float* o = out + (h0 + j) * head_dim + i;
+        hn::StoreU(hn::MulAdd(hn::Set(df, weights[(h0 + j) * n_kv + first + p]), vv, hn::LoadU(df, o)), df, o);
+      }
+    }
+    for (int j = 0; j < nh; ++j)
+      for (int i = vec_end; i < head_dim; ++i)
+        out[(h0 + j) * head_dim + i] += weights[(h0 + j) * n_kv + first + p] * tensor::f16_to_f32(v_bits[i]);
+  }
 }
 
-void AttentionHead(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                   float* scores, float* out) {
-  const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
+// Replaces scores[0, n) by exp(scores - max) and returns their sum.
+double SoftmaxNumerators(float* scores, int64_t n) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   float max = -INFINITY;
-  for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t* k_run, const uint16_t*) {
-    for (int64_t p = 0; p < count; ++p) {
-      scores[first + p] = DotF16(q, k_run + p * kv.stride + offset, head_dim) * scale;
-      max = std::max(max, scores[first + p]);
-    }
-  });
-  std::fill(out, out + head_dim, 0.0f);
-  double sum = 0.0;
-  for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t*, const uint16_t* v_run) {
-    for (int64_t p = 0; p < count; ++p) {
-      const float weight = std::exp(scores[first + p] - max);
-      sum += weight;
-      AddScaledF16(out, weight, v_run + p * kv.stride + offset, head_dim);
-    }
-  });
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int i = 0; i < head_dim; ++i) out[i] *= inv;
+  for (int64_t p = 0; p < n; ++p) max = std::max(max, scores[p]);
+  const auto vmax = hn::Set(df, max);
+  auto vsum = hn::Zero(df);
+  int64_t p = 0;
+  for (; p + N <= n; p += N) {
+    const auto e = hn::Exp(df, hn::Sub(hn::LoadU(df, scores + p), vmax));
+    hn::StoreU(e, df, scores + p);
+    vsum = hn::Add(vsum, e);
+  }
+  double sum = hn::GetLane(hn::SumOfLanes(df, vsum));
+  for (; p < n; ++p) sum += scores[p] = std::exp(scores[p] - max);
+  return sum;
+}
+
+void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
+                    float* scores, float* out) {
+  const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
+  for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
+    const int nh = std::min(kHeadBatch, n_q - h0);
+    for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t* k_run, const uint16_t*) {
+      RunScores(q, h0, nh, k_run + offset, kv.stride, first, count, head_dim, n_kv, scale, scores);
+    });
+  }
+  std::fill(out, out + static_cast<int64_t>(n_q) * head_dim, 0.0f);
+  float inv_sum[kHeadBatch];
+  for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
+    const int nh = std::min(kHeadBatch, n_q - h0);
+    for (int j = 0; j < nh; ++j) inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * n_kv, n_kv));
+    for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t*, const uint16_t* v_run) {
+      RunValues(scores, h0, nh, v_run + offset, kv.stride, first, count, head_dim, n_kv, out);
+    });
+    for (int j = 0; j < nh; ++j)
+      for (int i = 0; i < head_dim; ++i) out[(h0 + j) * head_dim + i] *= inv_sum[j];
+  }
 }
 
 }  // namespace HWY_NAMESPACE
@@ -73,11 +117,11 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace nanoserve::kernels {
 
-HWY_EXPORT(AttentionHead);
+HWY_EXPORT(AttentionHeads);
 
-void attention_head(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                    float* scores, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttentionHead)(q, kv, kv_head, head_dim, n_kv, scale, scores, out);
+void attention_heads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
+                     float* scores, float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionHeads)(q, n_q, kv, kv_head, head_dim, n_kv, scale, scores, out);
 }
 
 }  // namespace nanoserve::kernels

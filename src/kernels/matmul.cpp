@@ -5,7 +5,9 @@
 #include <string>
 
 #include "kernels/matmul_range.h"
+#include "tensor/blocks.h"
 #include "tensor/fp16.h"
+#include "tensor/interleave.h"
 
 namespace nanoserve::kernels {
 namespace {
@@ -19,11 +21,34 @@ void check_shapes(const Matrix& w, const Activations& acts) {
 }  // namespace
 
 MatmulScratch::MatmulScratch(int n_threads, int64_t max_n_in)
-    : max_n_in_(max_n_in), rows_(n_threads), groups_(n_threads), act_rows_(n_threads) {
+    : max_n_in_(max_n_in), rows_(n_threads), groups_(n_threads), fused_(n_threads) {
   for (int t = 0; t < n_threads; ++t) {
     rows_[t].reserve(max_n_in);
     groups_[t].resize(max_n_in / 16 + 1);
   }
+}
+
+bool can_interleave(const Matrix& w) {
+  return w.type == TensorType::Q8_0 && !w.interleaved && w.n_out % tensor::kInterleaveRows == 0 &&
+         w.n_in % tensor::kLegacyBlock == 0;
+}
+
+void interleave_rows(Matrix& w, ThreadPool& pool) {
+  if (!can_interleave(w)) throw std::invalid_argument("interleave_rows: not Q8_0 in whole groups of 8 rows");
+  auto* data = const_cast<uint8_t*>(w.data);  // the caller made this memory writable
+  const uint64_t group_bytes = tensor::kInterleaveRows * w.row_bytes;
+  pool.run(w.n_out / tensor::kInterleaveRows, [&](int64_t g0, int64_t g1, int) {
+    std::vector<uint8_t> tmp(group_bytes);
+    for (int64_t g = g0; g < g1; ++g) tensor::interleave_q8_0(data + g * group_bytes, w.n_in, tmp.data());
+  });
+  w.interleaved = true;
+}
+
+const uint8_t* weight_row(const Matrix& w, int64_t o, DecodedRow& row) {
+  if (!w.interleaved) return w.data + o * w.row_bytes;
+  const int64_t first = o - o % tensor::kInterleaveRows;
+  tensor::deinterleave_q8_0_row(w.data + first * w.row_bytes, w.n_in, static_cast<int>(o - first), row.raw.data());
+  return row.raw.data();
 }
 
 Q8Row q8_row(const Activations& acts, ActType type, int64_t r) {
@@ -64,10 +89,10 @@ void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts,
       const int64_t begin = std::max(o0, first), end = std::min(o1, first + n_out);
       if (begin < end)
         matmul_range_simd(tasks[i], begin - first, end - first, scratch.row(thread), scratch.groups(thread),
-                          scratch.act_rows(thread));
+                          scratch.fused(thread));
       first += n_out;
     }
-  }, /*grain=*/4);  // whole tiles of weight rows
+  }, /*grain=*/tensor::kInterleaveRows);  // whole tiles and interleaved groups of weight rows
 }
 
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride) {
@@ -83,7 +108,7 @@ void matmul_range_reference(const MatmulTask& task, int64_t o0, int64_t o1, Deco
   const int64_t n = w.n_in;
   const ActType act = act_type_for(w.type);
   for (int64_t o = o0; o < o1; ++o) {
-    const uint8_t* wrow = w.data + o * w.row_bytes;
+    const uint8_t* wrow = weight_row(w, o, row);
     if (decodes_to_levels(w.type)) decode_row(w.type, wrow, n, row);
     for (int64_t r = 0; r < acts.n_rows(); ++r) {
       double sum = 0.0;

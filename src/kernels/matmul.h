@@ -23,6 +23,25 @@ struct Matrix {
   int64_t n_in = 0;    // row length (ggml ne[0])
   int64_t n_out = 0;   // number of rows
   uint64_t row_bytes = 0;
+  // Q8_0 rows regrouped in place by interleave_rows() (tensor/interleave.h): rows o..o+7 of
+  // a group start at data + o * row_bytes as one interleaved group.
+  bool interleaved = false;
+};
+
+// Whether this CPU's best kernels read interleaved Q8_0 matrices faster than plain rows (the
+// x86 targets; elsewhere interleaved rows would be unpacked one by one).
+bool interleaving_pays();
+// Whether interleave_rows() applies: Q8_0 with whole groups of 8 rows.
+bool can_interleave(const Matrix& w);
+// Rewrites w's rows (writable memory) in the interleaved layout, on the pool's threads.
+void interleave_rows(Matrix& w, ThreadPool& pool);
+// Row o of w in file layout: a pointer into w, or, for an interleaved matrix, into `row.raw`
+// where it is unpacked.
+const uint8_t* weight_row(const Matrix& w, int64_t o, DecodedRow& row);
+
+// The activation rows of a fused kernel call.
+struct FusedActs {
+  std::vector<Q8Row> rows;
 };
 
 // Per-thread working memory of matmul: a decoded weight row, its group sums, and the views of
@@ -32,7 +51,7 @@ class MatmulScratch {
   MatmulScratch(int n_threads, int64_t max_n_in);
   DecodedRow& row(int thread) { return rows_[thread]; }
   int32_t* groups(int thread) { return groups_[thread].data(); }
-  std::vector<Q8Row>& act_rows(int thread) { return act_rows_[thread]; }
+  FusedActs& fused(int thread) { return fused_[thread]; }
   int n_threads() const { return static_cast<int>(rows_.size()); }
   int64_t max_n_in() const { return max_n_in_; }
 
@@ -40,7 +59,7 @@ class MatmulScratch {
   int64_t max_n_in_;
   std::vector<DecodedRow> rows_;
   std::vector<std::vector<int32_t>> groups_;
-  std::vector<std::vector<Q8Row>> act_rows_;
+  std::vector<FusedActs> fused_;
 };
 
 // out[r * out_stride + o] for every activation row r and weight row o. acts.n_cols() must

@@ -22,8 +22,8 @@ struct MatmulTask {
 Q8Row q8_row(const Activations& acts, ActType type, int64_t r);
 
 void matmul_range_reference(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups);
-// act_rows: per-thread room for the fused kernels' views of the activation rows.
+// fused: per-thread room for the fused kernels' views of the activation rows.
 void matmul_range_simd(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
-                       std::vector<Q8Row>& act_rows);
+                       FusedActs& fused);
 
 }  // namespace nanoserve::kernels

@@ -15,6 +15,7 @@
 #include "kernels/quant_dot-inl.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
+#include "tensor/interleave.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace nanoserve::kernels {
@@ -163,40 +164,14 @@ void ScalesQ8_0(const uint8_t* wrow, int64_t n, DecodedRow& row) {
 // Weight rows [o0, o1) with the fused kernels, in tiles of weight rows × activation rows.
 // Activation rows go in chunks small enough to stay in L2 while every weight row of the range
 // passes over them.
-void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, std::vector<Q8Row>& rows) {
-  constexpr int64_t kChunkRows = 64;
-  const Matrix& w = *task.w;
-  const Activations& acts = *task.acts;
-  const int64_t n_rows = acts.n_rows();
-  rows.resize(n_rows);
-  for (int64_t r = 0; r < n_rows; ++r) rows[r] = q8_row(acts, act_type_for(w.type), r);
-  const int tile_w = FusedTileRows(w.type);
-  float tile[4 * kMaxTileRows] = {};
-  for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
-    const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
-    for (int64_t o = o0; o < o1;) {
-      int nw = tile_w;
-      while (o + nw > o1) nw /= 2;  // 4, 2 or 1 rows
-      for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
-        const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
-        FusedDot(w.type, w.data + o * w.row_bytes, w.row_bytes, w.n_in, nw, rows.data() + r0, nr, tile);
-        for (int i = 0; i < nw; ++i)
-          for (int r = 0; r < nr; ++r) task.out[(r0 + r) * task.out_stride + o + i] = tile[i * nr + r];
-      }
-      o += nw;
-    }
-  }
-}
-
-void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
-                 std::vector<Q8Row>& act_rows) {
+// Weight rows [o0, o1) one at a time (rows of an interleaved matrix unpacked first).
+void RowRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups) {
   const Matrix& w = *task.w;
   const Activations& acts = *task.acts;
   const int64_t n = w.n_in;
   const ActType act = act_type_for(w.type);
-  if (HasFusedDot(w.type)) return FusedRange(task, o0, o1, act_rows);
   for (int64_t o = o0; o < o1; ++o) {
-    const uint8_t* wrow = w.data + o * w.row_bytes;
+    const uint8_t* wrow = weight_row(w, o, row);
     const bool fused = w.type == TensorType::Q8_0;
     if (fused)
       ScalesQ8_0(wrow, n, row);
@@ -226,6 +201,74 @@ void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row
   }
 }
 
+// Activation rows are taken in chunks small enough to stay in L2 while every weight tile of
+// the range passes over them.
+constexpr int64_t kChunkRows = 64;
+
+void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused) {
+  const Matrix& w = *task.w;
+  const Activations& acts = *task.acts;
+  const int64_t n_rows = acts.n_rows();
+  std::vector<Q8Row>& rows = fused.rows;
+  rows.resize(n_rows);
+  for (int64_t r = 0; r < n_rows; ++r) rows[r] = q8_row(acts, act_type_for(w.type), r);
+  const int tile_w = FusedTileRows(w.type);
+  float tile[4 * kMaxTileRows] = {};
+  for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
+    const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
+    for (int64_t o = o0; o < o1;) {
+      int nw = tile_w;
+      while (o + nw > o1) nw /= 2;  // 4, 2 or 1 rows
+      for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
+        const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
+        FusedDot(w.type, w.data + o * w.row_bytes, w.row_bytes, w.n_in, nw, rows.data() + r0, nr, tile);
+        for (int i = 0; i < nw; ++i)
+          for (int r = 0; r < nr; ++r) task.out[(r0 + r) * task.out_stride + o + i] = tile[i * nr + r];
+      }
+      o += nw;
+    }
+  }
+}
+
+// An interleaved Q8_0 matrix: whole groups of 8 rows with InterleavedDot, rows of a group the
+// range cuts one at a time.
+void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
+                      FusedActs& fused) {
+  constexpr int64_t G = tensor::kInterleaveRows;
+  const Matrix& w = *task.w;
+  const Activations& acts = *task.acts;
+  const int64_t n_rows = acts.n_rows(), n = w.n_in, nb = n / 32;
+  const int64_t g0 = (o0 + G - 1) / G * G, g1 = std::max(g0, o1 / G * G);
+  RowRange(task, o0, std::min(g0, o1), row, groups);
+  if (g0 < g1) {
+    std::vector<Q8Row>& rows = fused.rows;
+    rows.resize(n_rows);
+    for (int64_t r = 0; r < n_rows; ++r) rows[r] = q8_row(acts, ActType::Q8_0, r);
+    const int32_t* sums = acts.q8_block32().minus_128_sums.data();
+    float tile[G * kMaxTileRows];
+    for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
+      const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
+      for (int64_t o = g0; o < g1; o += G) {
+        for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
+          const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
+          InterleavedDot(w.data + o * w.row_bytes, n, rows.data() + r0, sums + r0 * nb, nr, tile);
+          for (int r = 0; r < nr; ++r)
+            std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + G * r, G * sizeof(float));
+        }
+      }
+    }
+  }
+  RowRange(task, std::max(g1, o0), o1, row, groups);
+}
+
+void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
+                 FusedActs& fused) {
+  const Matrix& w = *task.w;
+  if (!HasFusedDot(w.type)) return RowRange(task, o0, o1, row, groups);
+  if (w.interleaved) return InterleavedRange(task, o0, o1, row, groups, fused);
+  FusedRange(task, o0, o1, fused);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace nanoserve::kernels
 HWY_AFTER_NAMESPACE();
@@ -234,10 +277,13 @@ HWY_AFTER_NAMESPACE();
 namespace nanoserve::kernels {
 
 HWY_EXPORT(MatmulRange);
+HWY_EXPORT(HasFusedDot);
+
+bool interleaving_pays() { return HWY_DYNAMIC_DISPATCH(HasFusedDot)(TensorType::Q8_0); }
 
 void matmul_range_simd(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
-                       std::vector<Q8Row>& act_rows) {
-  HWY_DYNAMIC_DISPATCH(MatmulRange)(task, o0, o1, row, groups, act_rows);
+                       FusedActs& fused) {
+  HWY_DYNAMIC_DISPATCH(MatmulRange)(task, o0, o1, row, groups, fused);
 }
 
 }  // namespace nanoserve::kernels

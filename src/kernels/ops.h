@@ -8,7 +8,10 @@ namespace nanoserve::kernels {
 // x[i] += y[i]
 void add(float* x, const float* y, int64_t n);
 // out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)). out may alias gate or up.
+// Uses the SIMD kernels of the best target this CPU supports (Highway's vector Exp).
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+// The same in scalar code with std::exp (the reference the SIMD version is tested against).
+void silu_mul_reference(const float* gate, const float* up, float* out, int64_t n);
 // x = softmax(x) in place (max subtracted first); returns the max.
 float softmax(float* x, int64_t n);
 

@@ -29,6 +29,7 @@
 
 #include "kernels/weight_rows.h"
 #include "tensor/blocks.h"
+#include "tensor/interleave.h"
 
 #undef NANOSERVE_FUSED_QUANT_DOT
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -331,7 +332,53 @@ void DotQ6_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
     for (int r = 0; r < NR; ++r) out[i * NR + r] = sum[i][r];
 }
 
+// Q8_0 rows interleaved by 8 (tensor/interleave.h) × NR activation rows: out[r * 8 + j] is
+// the dot product of the group's row j with activation row r. minus_128_sums: per activation
+// row (n / 32 apart), −128 × each block's level sum (the weights' + 128 comes off there). Lane j of every vector belongs
+// to row j, so a block costs 8 byte dot products per activation row (4 activation bytes
+// broadcast against a 32-byte chunk) and one float step for all 8 rows, in the reference's
+// order: sum += (dw * da) * s block after block, so the result equals it bit for bit.
+template <int NR>
+void DotQ8_0x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, float* out) {
+  const DU8 du;
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  VF acc[NR];
+  for (auto& v : acc) v = hn::Zero(DF());
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const uint8_t* block = group + b * tensor::kQ8_0x8BlockBytes;
+    PrefetchAhead<tensor::kQ8_0x8BlockBytes>(block);
+    const VF dw = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block)));
+    VU8 w[8];
+    for (int k = 0; k < 8; ++k) w[k] = hn::LoadU(du, block + 16 + 32 * k);
+    for (int r = 0; r < NR; ++r) {
+      const int8_t* q = a[r].q + 32 * b;
+      // Two chains of byte dot products, so each waits on half as many predecessors.
+      VI32 s0 = hn::Set(DI32(), minus_128_sums[r * (n / 32) + b]), s1 = hn::Zero(DI32());
+      for (int k = 0; k < 8; k += 2) {
+        int32_t q0, q1;
+        std::memcpy(&q0, q + 4 * k, 4);
+        std::memcpy(&q1, q + 4 * k + 4, 4);
+        s0 = DotBytes(s0, w[k], hn::BitCast(DI8(), hn::Set(DI32(), q0)));
+        s1 = DotBytes(s1, w[k + 1], hn::BitCast(DI8(), hn::Set(DI32(), q1)));
+      }
+      acc[r] = hn::Add(acc[r], hn::Mul(hn::ConvertTo(DF(), hn::Add(s0, s1)), hn::Mul(dw, hn::Set(DF(), a[r].d[b]))));
+    }
+  }
+  for (int r = 0; r < NR; ++r) hn::StoreU(acc[r], DF(), out + 8 * r);
+}
+
 }  // namespace qd
+
+// out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr.
+inline void InterleavedDot(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
+                           int nr, float* out) {
+  switch (nr) {
+    case 1: return qd::DotQ8_0x8<1>(group, n, a, minus_128_sums, out);
+    case 2: return qd::DotQ8_0x8<2>(group, n, a, minus_128_sums, out);
+    case 3: return qd::DotQ8_0x8<3>(group, n, a, minus_128_sums, out);
+    default: return qd::DotQ8_0x8<kMaxTileRows>(group, n, a, minus_128_sums, out);
+  }
+}
 
 // Whether this target has a fused kernel for the weight type.
 inline bool HasFusedDot(TensorType type) {
@@ -381,6 +428,7 @@ inline void FusedDot(TensorType type, const uint8_t* w0, uint64_t row_bytes, int
 }
 #else
 inline bool HasFusedDot(TensorType) { return false; }
+inline void InterleavedDot(const uint8_t*, int64_t, const Q8Row*, const int32_t*, int, float*) {}
 inline int FusedTileRows(TensorType) { return 1; }
 inline void FusedDot(TensorType, const uint8_t*, uint64_t, int64_t, int, const Q8Row*, int, float*) {}
 #endif  // NANOSERVE_FUSED_QUANT_DOT

@@ -32,6 +32,7 @@ struct DecodedRow {
   std::vector<float> dmin;    // legacy: the block's min m; K: the super-block's dmin
   std::vector<int16_t> sc;    // K: per group of 16
   std::vector<int16_t> mn;    // K: per group of 16
+  std::vector<uint8_t> raw;   // an interleaved matrix's row, back in file layout (weight_row)
   void reserve(int64_t n);    // room for rows of up to n elements
 };
 

@@ -33,7 +33,8 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
 
   for (int64_t r = 0; r < rows; ++r) {
     const kernels::Matrix& e = weights_.token_embd;
-    tensor::dequantize_row(e.type, e.data + batch.rows[r].token * e.row_bytes, ws_.x.data() + r * c.n_embd, c.n_embd);
+    const uint8_t* row = kernels::weight_row(e, batch.rows[r].token, scratch_.row(0));  // on this thread only
+    tensor::dequantize_row(e.type, row, ws_.x.data() + r * c.n_embd, c.n_embd);
     const int64_t half = c.rope_dims() / 2;
     kernels::rope_angles(batch.rows[r].pos, static_cast<int>(c.rope_dims()), c.rope_base, weights_.rope_freqs,
                          ws_.rope_cos.data() + r * half, ws_.rope_sin.data() + r * half);
@@ -99,17 +100,19 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
     }
   }
 
-  // Each (row, head) attends to its sequence's positions up to its own (causal).
+  // Each row's query heads attend to its sequence's positions up to its own (causal), in
+  // groups that share a KV head (GQA).
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head (GQA)
-  const int64_t n_ctx = cache.n_ctx();
-  pool_.run(rows * c.n_head, [&](int64_t t0, int64_t t1, int thread) {
-    float* scores = ws_.scores.data() + thread * n_ctx;
+  const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head
+  const int64_t scores_per_thread = group * cache.n_ctx();
+  pool_.run(rows * c.n_head_kv, [&](int64_t t0, int64_t t1, int thread) {
+    float* scores = ws_.scores.data() + thread * scores_per_thread;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t r = t / c.n_head, h = t % c.n_head;
+      const int64_t r = t / c.n_head_kv, g = t % c.n_head_kv;
       const BatchRow& row = batch.rows[r];
-      kernels::attention_head(ws_.q.data() + r * q_dim + h * hd, cache.view(row.seq, layer), static_cast<int>(h / group),
-                              static_cast<int>(hd), row.pos + 1, scale, scores, ws_.attn.data() + r * q_dim + h * hd);
+      kernels::attention_heads(ws_.q.data() + r * q_dim + g * group * hd, static_cast<int>(group),
+                               cache.view(row.seq, layer), static_cast<int>(g), static_cast<int>(hd), row.pos + 1,
+                               scale, scores, ws_.attn.data() + r * q_dim + g * group * hd);
     }
   });
 
@@ -126,7 +129,10 @@ void Model::ffn_block(int layer, int64_t rows) {
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
   kernels::matmul_many({{&w.w_gate, ws_.gate.data(), c.n_ff}, {&w.w_up, ws_.up.data(), c.n_ff}}, acts_, pool_,
                        scratch_);
-  kernels::silu_mul(ws_.gate.data(), ws_.up.data(), ws_.gate.data(), rows * c.n_ff);
+  pool_.run(rows, [&](int64_t r0, int64_t r1, int) {
+    kernels::silu_mul(ws_.gate.data() + r0 * c.n_ff, ws_.up.data() + r0 * c.n_ff, ws_.gate.data() + r0 * c.n_ff,
+                      (r1 - r0) * c.n_ff);
+  });
   acts_.set(ws_.gate.data(), rows, c.n_ff, c.n_ff);
   kernels::matmul(w.w_down, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
   kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);

@@ -51,6 +51,7 @@ class Model {
     std::vector<int64_t> next_pos;  // check(): per sequence, the next position
   };
 
+  void interleave_weights();
   void check(const Batch& batch, const KvCache& cache);
   void reserve_kv(KvCache& cache);
   void reserve(int64_t rows, int64_t n_ctx);

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/matmul.h"
+#include "kernels/matmul_range.h"
 #include "tensor/quant.h"
 
 namespace nanoserve::kernels {
@@ -214,6 +216,67 @@ TEST(Matmul, RejectsMismatchedShapesAndTypes) {
   std::vector<float> out(2);
   EXPECT_THROW(matmul_reference(w.m, acts, out.data(), 2), std::invalid_argument);
   EXPECT_THROW(act_type_for(TensorType::IQ2_XXS), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nanoserve::kernels
+
+namespace nanoserve::kernels {
+namespace {
+
+// A Q8_0 matrix interleaved by 8 rows gives, on every target and for any split of its rows
+// (whole groups, groups cut by the range, a plain row tail), exactly the reference result of
+// the matrix as stored in the file, also with levels of -128 and +127.
+TEST(Matmul, InterleavedQ8_0EqualsReferenceOnEveryTarget) {
+  const int64_t n_in = 320, n_out = 24;
+  TestMatrix w(TensorType::Q8_0, n_in, n_out, 31);
+  w.bytes[5 * w.m.row_bytes + 2] = 0x80;  // row 5, block 0: a level of -128
+  w.bytes[17 * w.m.row_bytes + 40] = 0x7f;
+  TestMatrix packed = w;
+  packed.m.data = packed.bytes.data();
+  ThreadPool pool(1);
+  ASSERT_TRUE(can_interleave(packed.m));
+  interleave_rows(packed.m, pool);
+  EXPECT_TRUE(packed.m.interleaved);
+  EXPECT_FALSE(can_interleave(packed.m));  // never twice
+  EXPECT_NE(packed.bytes, w.bytes);
+  DecodedRow row;
+  row.reserve(n_in);
+  for (int64_t o = 0; o < n_out; ++o) {
+    const uint8_t* got = weight_row(packed.m, o, row);
+    ASSERT_TRUE(std::equal(got, got + w.m.row_bytes, w.bytes.data() + o * w.m.row_bytes)) << "row " << o;
+  }
+
+  for (int64_t n_rows : {1, 3, 4, 70}) {  // one row (decode), a part tile, a tile, several chunks
+    const auto x = random_floats(n_in * n_rows, 32 + n_rows);
+    Activations acts;
+    acts.set(x.data(), n_rows, n_in, n_in);
+    std::vector<float> ref(n_rows * n_out), got(n_rows * n_out);
+    matmul_reference(w.m, acts, ref.data(), n_out);
+    std::vector<float> via_reference(n_rows * n_out);
+    matmul_reference(packed.m, acts, via_reference.data(), n_out);
+    ASSERT_EQ(via_reference, ref);
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      for (int threads : {1, 3}) {  // 3 threads: ranges of 8 rows
+        ThreadPool p(threads);
+        MatmulScratch scratch(threads, n_in);
+        matmul(packed.m, acts, got.data(), n_out, p, scratch);
+        ASSERT_EQ(got, ref) << hwy::TargetName(target) << " rows " << n_rows << " threads " << threads;
+      }
+      // A range that cuts groups: rows 3..21 (a cut group, two whole ones, a cut one).
+      MatmulScratch scratch(1, n_in);
+      std::fill(got.begin(), got.end(), -1.0f);
+      acts.prepare(ActType::Q8_0);
+      matmul_range_simd({&packed.m, &acts, got.data(), n_out}, 3, 21, scratch.row(0), scratch.groups(0),
+                        scratch.fused(0));
+      for (int64_t r = 0; r < n_rows; ++r)
+        for (int64_t o = 0; o < n_out; ++o)
+          ASSERT_EQ(got[r * n_out + o], o >= 3 && o < 21 ? ref[r * n_out + o] : -1.0f)
+              << hwy::TargetName(target) << " row " << r << " out " << o;
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
 }
 
 }  // namespace

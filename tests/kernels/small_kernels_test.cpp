@@ -79,7 +79,8 @@ TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
   const auto q = random_floats(head_dim, 6);
   std::vector<float> scores(n_kv), out(head_dim);
   const float scale = 0.25f;
-  attention_head_reference(q.data(), {k.data(), v.data(), stride}, 1, head_dim, n_kv, scale, scores.data(), out.data());
+  attention_heads_reference(q.data(), 1, {k.data(), v.data(), stride}, 1, head_dim, n_kv, scale, scores.data(),
+                            out.data());
 
   std::vector<double> w(n_kv);
   double max = -1e30, sum = 0;
@@ -97,26 +98,29 @@ TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
   }
 }
 
-// Every SIMD target against the reference, for head sizes with and without a vector tail.
+// Every SIMD target against the reference, for head sizes with and without a vector tail and
+// groups of query heads below, at and above the SIMD kernel's batch of 8.
 TEST(Attention, EverySimdTargetMatchesReference) {
-  for (int head_dim : {64, 80, 7}) {
-    const int n_kv = 300;
-    const int64_t stride = 2 * head_dim;
-    const auto kf = random_floats(stride * n_kv, 7), vf = random_floats(stride * n_kv, 8);
-    std::vector<uint16_t> k(kf.size()), v(vf.size());
-    for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
-    const auto q = random_floats(head_dim, 9);
-    std::vector<float> scores(n_kv), ref(head_dim), got(head_dim);
-    const KvView kv{k.data(), v.data(), stride};
-    attention_head_reference(q.data(), kv, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
-    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      hwy::SetSupportedTargetsForTest(target);
-      attention_head(q.data(), kv, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
-      for (int i = 0; i < head_dim; ++i)
-        ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " head_dim " << head_dim << " i " << i;
+  for (int head_dim : {64, 80, 7})
+    for (int n_q : {1, 7, 10}) {
+      const int n_kv = 300;
+      const int64_t stride = 2 * head_dim;
+      const auto kf = random_floats(stride * n_kv, 7), vf = random_floats(stride * n_kv, 8);
+      std::vector<uint16_t> k(kf.size()), v(vf.size());
+      for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
+      const auto q = random_floats(head_dim * n_q, 9);
+      std::vector<float> scores(n_kv * n_q), ref(head_dim * n_q), got(head_dim * n_q);
+      const KvView kv{k.data(), v.data(), stride};
+      attention_heads_reference(q.data(), n_q, kv, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
+      for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+        hwy::SetSupportedTargetsForTest(target);
+        attention_heads(q.data(), n_q, kv, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+        for (int i = 0; i < head_dim * n_q; ++i)
+          ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " head_dim " << head_dim << " heads " << n_q
+                                             << " i " << i;
+      }
+      hwy::SetSupportedTargetsForTest(0);
     }
-    hwy::SetSupportedTargetsForTest(0);
-  }
 }
 
 // A paged view (positions in shuffled blocks, with a part-filled last block) gives exactly the
@@ -139,14 +143,31 @@ TEST(Attention, PagedViewEqualsFlatView) {
   const KvView flat{k.data(), v.data(), stride};
   const KvView paged{paged_k.data(), paged_v.data(), stride, blocks.data(), block_size, block_stride};
   std::vector<float> scores(n_kv), want(head_dim), got(head_dim);
-  attention_head_reference(q.data(), flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
-  attention_head_reference(q.data(), paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+  attention_heads_reference(q.data(), 1, flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+  attention_heads_reference(q.data(), 1, paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
   EXPECT_EQ(got, want);
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
-    attention_head(q.data(), flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
-    attention_head(q.data(), paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+    attention_heads(q.data(), 1, flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+    attention_heads(q.data(), 1, paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
     EXPECT_EQ(got, want) << hwy::TargetName(target);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// SiLU × up on every SIMD target equals the scalar std::exp version to a few ulp, over the
+// whole float range a gate takes (also far past where exp overflows).
+TEST(Ops, SiluMulEverySimdTargetMatchesReference) {
+  std::vector<float> g = random_floats(1000, 21), u = random_floats(1000, 22);
+  for (size_t i = 0; i < g.size(); ++i) g[i] *= (i % 3 == 0) ? 60.0f : 4.0f;
+  g[3] = -1e30f, g[4] = 1e30f, g[5] = -200.0f, g[6] = 200.0f, g[7] = 0.0f;
+  std::vector<float> ref(g.size()), got(g.size());
+  silu_mul_reference(g.data(), u.data(), ref.data(), static_cast<int64_t>(g.size()));
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    silu_mul(g.data(), u.data(), got.data(), static_cast<int64_t>(g.size()));
+    for (size_t i = 0; i < g.size(); ++i)
+      ASSERT_NEAR(got[i], ref[i], 1e-6f * std::fabs(ref[i]) + 1e-30f) << hwy::TargetName(target) << " g " << g[i];
   }
   hwy::SetSupportedTargetsForTest(0);
 }
