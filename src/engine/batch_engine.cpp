@@ -1,6 +1,7 @@
 #include "engine/batch_engine.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
