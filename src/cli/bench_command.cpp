@@ -12,6 +12,9 @@
 namespace nanoserve::cli {
 namespace {
 
+// Sizes and counts: 0 or less is refused with the flag's name.
+const CLI::Range kAtLeastOne(1, 100000000);
+
 // Exits with `status` when it is not 0 (CLI11 callbacks return nothing).
 void exit_with(int status) {
   if (status != 0) throw CLI::RuntimeError(status);
@@ -50,26 +53,27 @@ void add_suite(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--tokenizers", o->tokenizers_dir,
                   "Folder with qwen2_5/, qwen3/, llama3/ tokenizer.json for synthesized models")->capture_default_str();
-  cmd->add_option("-t,--threads", o->threads, "Compute threads (default: physical cores)");
-  cmd->add_option("--repeats", o->repeats, "Measured requests per point after a warm-up (default 3)");
+  cmd->add_option("-t,--threads", o->threads, "Compute threads (default: physical cores)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--repeats", o->repeats, "Measured requests per point after a warm-up (default 3)")->check(kAtLeastOne);
   cmd->add_option("--request-timeout", o->request_timeout_s, "Longest silence from a server, seconds")
       ->capture_default_str();
   cmd->add_option("--ready-timeout", o->ready_timeout_s, "Longest wait for a server's /health, seconds")
       ->capture_default_str();
-  cmd->add_option("--context-lengths", o->context_lengths, "context: prompt lengths")->delimiter(',');
-  cmd->add_option("--context-max-tokens", o->context_max_tokens, "context: tokens generated per request");
-  cmd->add_option("--raw-pairs", o->raw_pairs, "raw: ABBA pairs");
-  cmd->add_option("--raw-prompt", o->raw_prompt, "raw: prompt tokens");
-  cmd->add_option("--raw-max-tokens", o->raw_max_tokens, "raw: tokens generated");
-  cmd->add_option("--overhead-mock-requests", o->overhead_mock_requests, "overhead: requests to the mock engine");
-  cmd->add_option("--overhead-engine-requests", o->overhead_engine_requests, "overhead: requests to the real engine");
-  cmd->add_option("--streams", o->streams, "concurrency: simultaneous streams");
+  cmd->add_option("--context-lengths", o->context_lengths, "context: prompt lengths")
+      ->delimiter(',')->check(kAtLeastOne);
+  cmd->add_option("--context-max-tokens", o->context_max_tokens, "context: tokens generated per request")->check(kAtLeastOne);
+  cmd->add_option("--raw-pairs", o->raw_pairs, "raw: ABBA pairs")->check(kAtLeastOne);
+  cmd->add_option("--raw-prompt", o->raw_prompt, "raw: prompt tokens")->check(kAtLeastOne);
+  cmd->add_option("--raw-max-tokens", o->raw_max_tokens, "raw: tokens generated")->check(kAtLeastOne);
+  cmd->add_option("--overhead-mock-requests", o->overhead_mock_requests, "overhead: requests to the mock engine")->check(kAtLeastOne);
+  cmd->add_option("--overhead-engine-requests", o->overhead_engine_requests, "overhead: requests to the real engine")->check(kAtLeastOne);
+  cmd->add_option("--streams", o->streams, "concurrency: simultaneous streams")->check(CLI::Range(1, 256));
   cmd->add_option("--concurrency-engines", o->concurrency_engines, "concurrency: engines to compare")->delimiter(',');
-  cmd->add_option("--concurrency-prompt", o->concurrency_prompt, "concurrency: prompt tokens");
-  cmd->add_option("--concurrency-max-tokens", o->concurrency_max_tokens, "concurrency: tokens generated per stream");
+  cmd->add_option("--concurrency-prompt", o->concurrency_prompt, "concurrency: prompt tokens")->check(kAtLeastOne);
+  cmd->add_option("--concurrency-max-tokens", o->concurrency_max_tokens, "concurrency: tokens generated per stream")->check(kAtLeastOne);
   cmd->add_option("--models", o->models, "models: preset:type list")->delimiter(',');
-  cmd->add_option("--models-max-tokens", o->models_max_tokens, "models: tokens generated for the decode rate");
-  cmd->add_option("--models-ttft-prompt", o->models_ttft_prompt, "models: prompt tokens for TTFT");
+  cmd->add_option("--models-max-tokens", o->models_max_tokens, "models: tokens generated for the decode rate")->check(kAtLeastOne);
+  cmd->add_option("--models-ttft-prompt", o->models_ttft_prompt, "models: prompt tokens for TTFT")->check(kAtLeastOne);
   cmd->callback([o] { exit_with(bench::run_suite(*o)); });
 }
 
