@@ -82,6 +82,8 @@ Chart rates_chart(const std::vector<Point>& points, const std::string& setup) {
 }
 
 Chart memory_chart(const std::vector<Point>& points, const std::string& setup) {
+  double peak_max = 1e6;  // leaves room above the lines for the key
+  for (const Point& p : points) peak_max = std::max({peak_max, p.peak ? p.peak->max : 0.0, p.weight_bytes + p.kv_bytes});
   std::vector<std::string> lines;
   for (const Point& p : points)
     lines.push_back(fmt::format("{} {} {:.6g} {:.6g}", p.context_size, spread_columns(p.peak, 1e-6),
@@ -92,7 +94,8 @@ Chart memory_chart(const std::vector<Point>& points, const std::string& setup) {
   c.script = datablock("d", lines) +
              "set title " + quoted("Peak memory vs context size (" + setup + ")") + "\n"
              "set xlabel 'context size of the server (tokens, log scale)'\nset ylabel 'memory (MB)'\n"
-             "set logscale x 2\nset format x '%g'\nset yrange [0:*]\nset key top left\n"
+             "set logscale x 2\nset format x '%g'\nset key top left\n" +
+             fmt::format("set yrange [0:{:.6g}]\n", 1.45 * peak_max / 1e6) +
              "plot $d using 1:2:3:4 with yerrorlines ls 1 title 'peak RSS of the server (median, min-max)', "
              "$d using 1:5 with linespoints ls 2 title 'model file + KV-cache formula', "
              "$d using 1:6 with linespoints ls 3 title 'KV cache: layers x KV heads x head dim x 2 x 2 bytes x context'\n";
@@ -134,8 +137,9 @@ Section context_section(const SuiteRows& rows) {
         first.prefill->median / first.engine_decode->median));
   if (points.size() > 1 && first.client_ttft && last.client_ttft && first.engine_decode && last.engine_decode)
     s.findings.push_back(fmt::format(
-        "From {} to {} prompt tokens, TTFT grows from {:.2f} s to {:.2f} s (prefill {:.0f} → {:.0f} tok/s) and decode "
-        "slows from {:.1f} to {:.1f} tok/s as attention reads a longer KV cache.",
+        "From {} to {} prompt tokens, TTFT grows from {:.2f} s to {:.2f} s (prefill {:.0f} → {:.0f} tok/s: attention "
+        "over the prompt grows with its square) and decode goes from {:.1f} to {:.1f} tok/s (each step also reads the "
+        "KV cache, small beside the weights at these lengths).",
         first.prompt, last.prompt, first.client_ttft->median / 1e3, last.client_ttft->median / 1e3,
         first.prefill ? first.prefill->median : 0.0, last.prefill ? last.prefill->median : 0.0,
         first.engine_decode->median, last.engine_decode->median));

@@ -46,46 +46,51 @@ std::optional<double> percentile_of(const std::vector<const Row*>& rows, const s
   return percentile(std::move(values), p);
 }
 
-// Fraction of each series' requests per bin of TTFT overhead, bins up to the largest p99.
+// Fraction of each series' requests per bin of TTFT overhead. The bins are equal on a log
+// axis (overheads span microseconds to milliseconds), from the smallest value to the largest.
 Chart histogram_chart(const std::vector<Series>& series) {
-  double high = 0;
-  for (const Series& s : series) high = std::max(high, percentile_of(s.rows, "overhead_ttft_ms", 99).value_or(0));
-  high = high > 0 ? high * 1.1 : 1;
-  constexpr int kBins = 40;
-  const double width = high / kBins;
-  std::vector<std::vector<double>> fractions(series.size(), std::vector<double>(kBins, 0));
-  std::vector<int> beyond(series.size(), 0);
-  for (size_t i = 0; i < series.size(); ++i) {
+  double low = 1e300, high = 0;
+  for (const Series& s : series)
+    for (const Row* r : s.rows)
+      if (const auto v = number(*r, "overhead_ttft_ms"); v && *v > 0) {
+        low = std::min(low, *v);
+        high = std::max(high, *v);
+      }
+  if (high <= 0) low = 0.01, high = 1;
+  constexpr int kBinsPerDecade = 12;
+  const double first_edge = std::pow(10.0, std::floor(std::log10(low) * kBinsPerDecade) / kBinsPerDecade);
+  const int bins = std::max(1, static_cast<int>(std::ceil(std::log10(high / first_edge) * kBinsPerDecade + 1e-9)));
+  auto edge = [&](int b) { return first_edge * std::pow(10.0, static_cast<double>(b) / kBinsPerDecade); };
+  std::vector<std::vector<double>> fractions(series.size(), std::vector<double>(bins, 0));
+  for (size_t i = 0; i < series.size(); ++i)
     for (const Row* r : series[i].rows) {
       const auto v = number(*r, "overhead_ttft_ms");
-      if (!v) continue;
-      const int bin = static_cast<int>(std::floor(*v / width));
-      if (bin >= kBins || bin < 0)
-        ++beyond[i];
-      else
-        fractions[i][bin] += 1.0 / static_cast<double>(series[i].rows.size());
+      if (!v || *v <= 0) continue;
+      const int bin = std::clamp(static_cast<int>(std::floor(std::log10(*v / first_edge) * kBinsPerDecade)), 0, bins - 1);
+      fractions[i][bin] += 1.0 / static_cast<double>(series[i].rows.size());
     }
-  }
-  std::vector<std::string> lines;
-  for (int b = 0; b < kBins; ++b) {
-    std::string line = fmt::format("{:.6g}", (b + 0.5) * width);
-    for (const auto& f : fractions) line += fmt::format(" {:.6g}", f[b]);
-    lines.push_back(line);
-  }
+  double top = 0;
+  for (const auto& f : fractions) top = std::max(top, *std::max_element(f.begin(), f.end()));
   Chart c;
   c.file = "bench-overhead-histogram.png";
   c.alt = "Histogram of the server's overhead on TTFT";
-  c.script = datablock("d", lines) +
-             "set title 'What the server adds before the first token: client TTFT minus engine TTFT'\n"
-             "set xlabel 'overhead on TTFT (ms)'\nset ylabel 'fraction of requests'\nset key top right\n"
-             "set style fill transparent solid 0.45 noborder\nset boxwidth " + fmt::format("{:.6g}", width) +
-             " absolute\nset xrange [0:" + fmt::format("{:.6g}", high) + "]\nset yrange [0:*]\nplot ";
+  c.script = "set title 'What the server adds before the first token: client TTFT minus engine TTFT'\n"
+             "set xlabel 'overhead on TTFT (ms, log scale)'\nset ylabel 'fraction of requests'\nset key top right\n"
+             "set logscale x 10\nset format x '%g'\nset style fill transparent solid 0.45 noborder\n" +
+             fmt::format("set xrange [{:.6g}:{:.6g}]\nset yrange [0:{:.6g}]\n", edge(0), edge(bins), top * 1.4);
+  std::string plot = "plot ";
   for (size_t i = 0; i < series.size(); ++i) {
-    const std::string title = fmt::format("{} ({} requests{})", series[i].name, series[i].rows.size(),
-                                          beyond[i] ? fmt::format(", {} beyond the axis", beyond[i]) : "");
-    c.script += fmt::format("{}$d using 1:{} with boxes ls {} title {}", i ? ", " : "", i + 2, i + 1, quoted(title));
+    std::vector<std::string> lines;  // x, y, x from, x to, y from, y to
+    for (int b = 0; b < bins; ++b)
+      if (fractions[i][b] > 0)
+        lines.push_back(fmt::format("{:.6g} {:.6g} {:.6g} {:.6g} 0 {:.6g}", std::sqrt(edge(b) * edge(b + 1)),
+                                    fractions[i][b], edge(b), edge(b + 1), fractions[i][b]));
+    const std::string name = fmt::format("h{}", i);
+    c.script += datablock(name, lines);
+    plot += fmt::format("{}${} using 1:2:3:4:5:6 with boxxyerror ls {} title {}", i ? ", " : "", name, i + 1,
+                        quoted(fmt::format("{} ({} requests)", series[i].name, series[i].rows.size())));
   }
-  c.script += "\n";
+  c.script += plot + "\n";
   return c;
 }
 

@@ -114,8 +114,9 @@ Section raw_section(const SuiteRows& rows) {
       spread_of(rows_where(phase.requests, [](const Row& r) { return r["target"] == "in-process"; }), "client_decode_tok_s");
   if (ttft && decode && in_process_decode && in_process_decode->median > 0)
     s.findings.push_back(fmt::format(
-        "Serving over HTTP adds {:+.2f} ms to TTFT and changes decode by {:+.2f}% (median of {} ABBA pairs).",
-        ttft->median, 100 * decode->median / in_process_decode->median, pairs.size()));
+        "Serving over HTTP changes TTFT by {:+.2f} ms (per pair {:+.1f} to {:+.1f}) and decode by {:+.2f}% (median of {} "
+        "ABBA pairs; a per-pair range wider than the median is the machine's own variation).",
+        ttft->median, ttft->min, ttft->max, 100 * decode->median / in_process_decode->median, pairs.size()));
   return s;
 }
 

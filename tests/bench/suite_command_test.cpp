@@ -79,7 +79,7 @@ TEST_F(SuiteCommand, WritesRowsThatMatchTheSchemaAndCharts) {
     EXPECT_GT(fs::file_size(fs::path(docs) / png), 1000u) << png;
   EXPECT_FALSE(fs::exists(fs::path(docs) / "bench-context-ttft.png"));  // no context rows, no chart
   const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
-  for (const char* text : {"### Machine and build", "### Server overhead", "### Concurrent streams", "### Context length",
+  for (const char* text : {"## Machine and build", "## Server overhead", "## Concurrent streams", "## Context length",
                            "Not measured in this run", "nosuch engine", "](../docs/bench-raw-pairs.png)"})
     EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
 }
