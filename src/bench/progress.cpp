@@ -47,6 +47,11 @@ void Progress::finish() {
   line_open_ = false;
 }
 
+void Progress::stop() {
+  if (line_open_) std::fputs("\n", stderr);
+  line_open_ = false;
+}
+
 void Progress::draw(bool force) {
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();

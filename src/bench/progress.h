@@ -20,6 +20,8 @@ class Progress {
   // A message on its own line (the bar is redrawn below it).
   void message(const std::string& text);
   void finish();
+  // Ends the line where the bar stands (an interrupted run).
+  void stop();
   double done() const { return done_; }
 
   // "1h02m", "3m05s", "12s"

@@ -79,7 +79,10 @@ int run_suite(const SuiteOptions& requested) {
     }
     outcomes.push_back(count_rows(phase.name, path));
   }
-  progress.finish();
+  if (interrupted())
+    progress.stop();
+  else
+    progress.finish();
 
   int status = 0;
   for (const PhaseOutcome& o : outcomes) {

@@ -60,7 +60,8 @@ class Target {
   Endpoint endpoint() const { return endpoint_; }
   // The first id /v1/models lists (sent as "model"; some servers require it).
   const std::string& model_name() const { return model_name_; }
-  // Throws RequestFailed with the server's log tail when the server has died. Thread-safe.
+  // Throws RequestFailed with the server's log tail when the server has died (waiting up to
+  // a second for a dying one to exit). Thread-safe.
   void check_alive();
   StreamClient client() const { return StreamClient(endpoint_, timeouts_); }
 
