@@ -64,6 +64,15 @@ Chart ttft_chart(const std::vector<Point>& points, const std::string& setup) {
 }
 
 Chart rates_chart(const std::vector<Point>& points, const std::string& setup) {
+  // Room above the data (log axis) for the key.
+  double low = 1e300, high = 0;
+  for (const Point& p : points)
+    for (const auto& s : {p.prefill, p.client_decode, p.engine_decode})
+      if (s) {
+        low = std::min(low, s->min);
+        high = std::max(high, s->max);
+      }
+  if (high <= 0) low = 1, high = 10;
   std::vector<std::string> lines;
   for (const Point& p : points)
     lines.push_back(fmt::format("{} {} {} {}", p.prompt, spread_columns(p.prefill), spread_columns(p.client_decode),
@@ -74,7 +83,8 @@ Chart rates_chart(const std::vector<Point>& points, const std::string& setup) {
   c.script = datablock("d", lines) +
              "set title " + quoted("Prefill and decode rate as the context grows (" + setup + ")") + "\n"
              "set xlabel 'prompt length (tokens, log scale)'\nset ylabel 'tokens per second (log scale)'\n"
-             "set logscale x 2\nset logscale y 10\nset format x '%g'\nset key center right\n"
+             "set logscale x 2\nset logscale y 10\nset format x '%g'\nset key top left\n" +
+             fmt::format("set yrange [{:.6g}:{:.6g}]\n", low / 1.5, high * 6) +
              "plot $d using 1:2:3:4 with yerrorlines ls 1 title 'prefill (engine clock)', "
              "$d using 1:5:6:7 with yerrorlines ls 2 title 'decode (client: chunks/s)', "
              "$d using 1:8 with points ls 3 title 'decode (engine clock)'\n";
@@ -135,14 +145,19 @@ Section context_section(const SuiteRows& rows) {
         "all of them for every token.",
         first.prefill->median, first.prompt, first.engine_decode->median,
         first.prefill->median / first.engine_decode->median));
-  if (points.size() > 1 && first.client_ttft && last.client_ttft && first.engine_decode && last.engine_decode)
+  if (points.size() > 1 && first.client_ttft && last.client_ttft && first.engine_decode && last.engine_decode) {
+    std::string why;
+    if (first.prefill && last.prefill && last.prefill->median < 0.9 * first.prefill->median)
+      why += " Prefill slows per token as the prompt grows: attention over the prompt grows with its square.";
+    if (last.engine_decode->median < 0.9 * first.engine_decode->median)
+      why += " Decode slows as each step reads a longer KV cache.";
     s.findings.push_back(fmt::format(
-        "From {} to {} prompt tokens, TTFT grows from {:.2f} s to {:.2f} s (prefill {:.0f} → {:.0f} tok/s: attention "
-        "over the prompt grows with its square) and decode goes from {:.1f} to {:.1f} tok/s (each step also reads the "
-        "KV cache, small beside the weights at these lengths).",
+        "From {} to {} prompt tokens, TTFT grows from {:.2f} s to {:.2f} s (prefill {:.0f} → {:.0f} tok/s) and decode "
+        "goes from {:.1f} to {:.1f} tok/s.{}",
         first.prompt, last.prompt, first.client_ttft->median / 1e3, last.client_ttft->median / 1e3,
         first.prefill ? first.prefill->median : 0.0, last.prefill ? last.prefill->median : 0.0,
-        first.engine_decode->median, last.engine_decode->median));
+        first.engine_decode->median, last.engine_decode->median, why));
+  }
   if (last.peak)
     s.findings.push_back(fmt::format(
         "At a context of {:.0f} tokens the server peaks at {:.0f} MB: the model file ({:.0f} MB) plus the KV cache "

@@ -76,7 +76,8 @@ Chart histogram_chart(const std::vector<Series>& series) {
   c.alt = "Histogram of the server's overhead on TTFT";
   c.script = "set title 'What the server adds before the first token: client TTFT minus engine TTFT'\n"
              "set xlabel 'overhead on TTFT (ms, log scale)'\nset ylabel 'fraction of requests'\nset key top right\n"
-             "set logscale x 10\nset format x '%g'\nset style fill transparent solid 0.45 noborder\n" +
+             "set logscale x 10\nset format x '%g'\nset style fill transparent solid 0.45 noborder\n"
+             "set xtics (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)\n" +
              fmt::format("set xrange [{:.6g}:{:.6g}]\nset yrange [0:{:.6g}]\n", edge(0), edge(bins), top * 1.4);
   std::string plot = "plot ";
   for (size_t i = 0; i < series.size(); ++i) {
