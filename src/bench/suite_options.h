@@ -25,7 +25,7 @@ struct SuiteOptions {
   std::string tokenizers_dir = "../shared/tokenizers";
   int threads = 0;  // 0: the machine's physical cores
   int repeats = 0;  // measured requests per point, after a warm-up (3)
-  int request_timeout_s = 900;
+  int request_timeout_s = 1800;  // a 16k-token prefill on 2 busy cores can take 20 minutes
   int ready_timeout_s = 300;
 
   // context: prompt lengths (capped by the model's context), tokens generated at each.
