@@ -1,6 +1,7 @@
 # The two set-up commands of the README: `make serve` and `make test`. Everything else
 # here is a helper they call, or a developer tool (fuzz, bench).
-.PHONY: serve test deps build build-asan test-release test-asan test-node fuzz-gguf bench-tokenizer clean
+.PHONY: serve test deps build build-asan test-release test-asan test-node fuzz-gguf bench-tokenizer bench bench-quick \
+        charts clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -8,6 +9,10 @@ BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 NPM_STAMP  := node_modules/.package-lock.json
+# The benchmark suite (never part of `make test`): rows, charts and the README's results.
+SUITE_DIR  ?= results/suite
+TOKENIZERS ?= ../shared/tokenizers
+BENCH_ARGS ?=
 
 serve: build
 	./$(BUILD)/nanoserve serve $(ARGS)
@@ -50,6 +55,20 @@ fuzz-gguf: deps
 
 bench-tokenizer: build $(NPM_STAMP)
 	./scripts/bench-tokenizer.sh $(BUILD)
+
+# The whole suite (an hour or more on 2 cores), or the smaller sweep (about 15 minutes),
+# then `charts`. Synthesized models are cached under ~/.cache/nanoserve/bench.
+bench: build
+	./$(BUILD)/nanoserve bench suite --tokenizers $(TOKENIZERS) --out $(SUITE_DIR) $(BENCH_ARGS)
+	$(MAKE) --no-print-directory charts
+
+bench-quick: build
+	./$(BUILD)/nanoserve bench suite --quick --tokenizers $(TOKENIZERS) --out $(SUITE_DIR) $(BENCH_ARGS)
+	$(MAKE) --no-print-directory charts
+
+# PNG charts into docs/, $(SUITE_DIR)/summary.md, and the tables spliced into README.md.
+charts: build
+	./$(BUILD)/nanoserve bench charts --in $(SUITE_DIR) --docs docs --readme README.md
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

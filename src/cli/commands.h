@@ -13,6 +13,7 @@ void add_serve_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_engine_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 
 }  // namespace nanoserve::cli

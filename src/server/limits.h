@@ -15,7 +15,9 @@ struct ServerLimits {
   size_t max_tools = 128;            // tool definitions per request
   size_t max_stop_strings = 16;      // OpenAI allows 4; a few more cost nothing
   size_t max_stop_bytes = 256;       // per stop string
-  size_t max_logit_bias = 1024;      // logit_bias entries
+  // logit_bias entries. Benchmarks ban every token that ends inside a UTF-8 character (its
+  // text waits for the next token): 1263 in Qwen's vocabulary, 1076 in Llama 3's.
+  size_t max_logit_bias = 2048;
   int32_t max_tokens = 4096;         // new tokens per request (the context may allow fewer)
 };
 

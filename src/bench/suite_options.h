@@ -1,0 +1,53 @@
+// What `nanoserve bench suite` runs: which phases, against what, and each phase's sweep.
+// Sizes left at 0 (or empty) take the full suite's values, or the quick suite's with
+// --quick (a smaller sweep that fits in about 15 minutes on 2 cores).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_model.h"
+
+namespace nanoserve::bench {
+
+struct SuiteOptions {
+  std::vector<std::string> phases;  // empty: all, in the suite's order
+  std::string out_dir = "results/suite";
+  bool quick = false;
+
+  // The target: servers the suite starts (default), or one already running at `url`.
+  std::string url;
+  std::string api_key;
+  // The model most phases run: a GGUF file, or else `main_model` synthesized (random
+  // weights, cached) with the preset family's tokenizer from `tokenizers_dir`.
+  std::string model_path;
+  std::string main_model = "qwen2.5-0.5b:Q8_0";
+  std::string tokenizers_dir = "../shared/tokenizers";
+  int threads = 0;  // 0: the machine's physical cores
+  int repeats = 0;  // measured requests per point, after a warm-up (3)
+  int request_timeout_s = 1800;  // a 16k-token prefill on 2 busy cores can take 20 minutes
+  int ready_timeout_s = 300;
+
+  // context: prompt lengths (capped by the model's context), tokens generated at each.
+  std::vector<int> context_lengths;
+  int context_max_tokens = 0;
+  // raw: ABBA pairs of (served, in-process) requests.
+  int raw_pairs = 0, raw_prompt = 0, raw_max_tokens = 0;
+  // overhead: requests to the mock engine (no token delay) and to the real one.
+  int overhead_mock_requests = 0, overhead_engine_requests = 0;
+  // concurrency: simultaneous streams per engine.
+  int streams = 0, concurrency_prompt = 0, concurrency_max_tokens = 0;
+  std::vector<std::string> concurrency_engines;
+  // models: "preset:type" entries; TTFT measured at `models_ttft_prompt` tokens.
+  std::vector<std::string> models;
+  int models_max_tokens = 0, models_ttft_prompt = 0;
+};
+
+// Fills every size left at 0/empty with the full or quick value, and checks the rest:
+// throws std::invalid_argument naming the first bad option.
+SuiteOptions resolve_options(SuiteOptions options);
+
+// The phases in the order the suite runs them.
+const std::vector<std::string>& phase_names();
+
+}  // namespace nanoserve::bench

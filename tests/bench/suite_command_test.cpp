@@ -1,0 +1,116 @@
+// `nanoserve bench suite` and `nanoserve bench charts` as a user runs them, on the tiny
+// golden model: the JSONL rows parse and match the schema, an engine this build lacks
+// fails its part with the server's own message (the suite goes on), the charts and
+// summary.md are written, and bad flags are refused with a message.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bench/row_schema.h"
+#include "support/run_nanoserve.h"
+#include "support/test_paths.h"
+
+namespace nanoserve::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::vector<json> read_rows(const fs::path& path) {
+  std::vector<json> rows;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) rows.push_back(json::parse(line));  // throws on a bad line
+  return rows;
+}
+
+class SuiteCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nanoserve-suite-test-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    model_ = test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+  std::string model_;
+};
+
+TEST_F(SuiteCommand, WritesRowsThatMatchTheSchemaAndCharts) {
+  const std::string out = (dir_ / "results").string();
+  const test::CommandResult suite = test::run_nanoserve(
+      "bench suite overhead concurrency raw --model " + model_ + " --out " + out +
+      " --threads 1 --repeats 2 --overhead-mock-requests 6 --overhead-engine-requests 2 --raw-pairs 2 --raw-prompt 8"
+      " --raw-max-tokens 6 --streams 3 --concurrency-prompt 8 --concurrency-max-tokens 5"
+      " --concurrency-engines sequential,nosuch,mock");
+  ASSERT_EQ(suite.status, 0) << suite.err;
+
+  const auto overhead = read_rows(fs::path(out) / "overhead.jsonl");
+  const auto concurrency = read_rows(fs::path(out) / "concurrency.jsonl");
+  const auto raw = read_rows(fs::path(out) / "raw.jsonl");
+  EXPECT_FALSE(fs::exists(fs::path(out) / "context.jsonl"));  // not asked for
+  size_t errors = 0;
+  for (const auto* rows : {&overhead, &concurrency, &raw})
+    for (const json& row : *rows) {
+      EXPECT_EQ(schema_problems(row), std::vector<std::string>{}) << row.dump();
+      if (row["kind"] == "error") {
+        ++errors;
+        EXPECT_EQ(row["engine"], "nosuch");
+        EXPECT_NE(row["error"].get<std::string>().find("--engine: nosuch"), std::string::npos) << row["error"];
+      } else if (row["engine"] != "mock") {
+        EXPECT_TRUE(row["exact_tokens"].get<bool>()) << row.dump();
+      }
+      if (row["kind"] == "request" && row["overhead_ttft_ms"].is_number()) {
+        EXPECT_DOUBLE_EQ(row["overhead_ttft_ms"].get<double>(),
+                         row["client_ttft_ms"].get<double>() - row["engine_ttft_ms"].get<double>());
+      }
+    }
+  EXPECT_EQ(errors, 1u);
+  EXPECT_EQ(overhead.size(), 6u + 6u + 2u);      // mock, mock with logit_bias, sequential
+  EXPECT_EQ(concurrency.size(), 2u * 2u * 3u + 1u);  // 2 engines × 2 rounds × 3 streams, 1 error
+  EXPECT_EQ(raw.size(), 2u * 2u);
+  EXPECT_NE(suite.err.find("1 failed part"), std::string::npos) << suite.err;
+
+  const std::string docs = (dir_ / "docs").string();
+  const test::CommandResult charts = test::run_nanoserve("bench charts --in " + out + " --docs " + docs);
+  ASSERT_EQ(charts.status, 0) << charts.err;
+  for (const char* png : {"bench-overhead-histogram.png", "bench-concurrency-timeline.png", "bench-raw-pairs.png"})
+    EXPECT_GT(fs::file_size(fs::path(docs) / png), 1000u) << png;
+  EXPECT_FALSE(fs::exists(fs::path(docs) / "bench-context-ttft.png"));  // no context rows, no chart
+  const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
+  for (const char* text : {"## Machine and build", "## Server overhead", "## Concurrent streams", "## Context length",
+                           "Not measured in this run", "nosuch engine", "](../docs/bench-raw-pairs.png)"})
+    EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
+}
+
+TEST_F(SuiteCommand, RefusesBadFlagsWithAMessage) {
+  const auto bad_phase = test::run_nanoserve("bench suite contxt --out " + (dir_ / "r").string());
+  EXPECT_NE(bad_phase.status, 0);
+  EXPECT_NE(bad_phase.err.find("unknown phase 'contxt'"), std::string::npos) << bad_phase.err;
+  const auto bad_streams =
+      test::run_nanoserve("bench suite concurrency --streams 0 --model " + model_ + " --out " + (dir_ / "r").string());
+  EXPECT_NE(bad_streams.status, 0);
+  EXPECT_NE(bad_streams.err.find("--streams"), std::string::npos) << bad_streams.err;
+  const auto url_without_model = test::run_nanoserve("bench suite overhead --url http://127.0.0.1:1 --out " +
+                                                     (dir_ / "r").string());
+  EXPECT_NE(url_without_model.err.find("give --model"), std::string::npos) << url_without_model.err;
+  const auto bad_url = test::run_nanoserve("bench client --url localhost:8080 --prompt hi");
+  EXPECT_NE(bad_url.status, 0);
+  EXPECT_NE(bad_url.err.find("expected http://host:port"), std::string::npos) << bad_url.err;
+  const auto no_prompt = test::run_nanoserve("bench client");
+  EXPECT_NE(no_prompt.status, 0);
+  EXPECT_NE(no_prompt.err.find("--prompt"), std::string::npos) << no_prompt.err;
+  const auto nothing = test::run_nanoserve("bench charts --in " + (dir_ / "empty").string());
+  EXPECT_NE(nothing.status, 0);
+  EXPECT_NE(nothing.err.find("run `nanoserve bench suite` first"), std::string::npos) << nothing.err;
+}
+
+TEST_F(SuiteCommand, ANoAnswerServerIsAnErrorNotAHang) {
+  const auto refused = test::run_nanoserve("bench client --url http://127.0.0.1:1 --prompt hi --timeout 5");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.err.find("no answer from http://127.0.0.1:1"), std::string::npos) << refused.err;
+}
+
+}  // namespace
+}  // namespace nanoserve::bench
