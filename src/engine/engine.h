@@ -3,8 +3,8 @@
 // submit() takes a tokenized request and returns its Stream at once; the engine generates on
 // its own thread(s) and pushes events into the stream: text pieces (UTF-8 safe, stop strings
 // already cut), then exactly one final event (Done with usage and stats, or Error). The
-// server reads the stream from its connection thread; cancel() (or dropping interest via
-// Stream::cancel) makes the engine stop spending time on the request within one step.
+// server reads the stream from its connection thread; Stream::cancel() (the reader has gone)
+// makes the engine stop spending time on the request within one step.
 #pragma once
 
 #include <chrono>

@@ -205,13 +205,18 @@ void RowRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, i
 // the range passes over them.
 constexpr int64_t kChunkRows = 64;
 
+// The Q8 views of every activation row, kept in the thread's scratch.
+const Q8Row* ActRows(const Activations& acts, ActType type, FusedActs& fused) {
+  fused.rows.resize(acts.n_rows());
+  for (int64_t r = 0; r < acts.n_rows(); ++r) fused.rows[r] = q8_row(acts, type, r);
+  return fused.rows.data();
+}
+
 void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused) {
   const Matrix& w = *task.w;
   const Activations& acts = *task.acts;
   const int64_t n_rows = acts.n_rows();
-  std::vector<Q8Row>& rows = fused.rows;
-  rows.resize(n_rows);
-  for (int64_t r = 0; r < n_rows; ++r) rows[r] = q8_row(acts, act_type_for(w.type), r);
+  const Q8Row* rows = ActRows(acts, act_type_for(w.type), fused);
   const int tile_w = FusedTileRows(w.type);
   float tile[4 * kMaxTileRows] = {};
   for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
@@ -221,7 +226,7 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
       while (o + nw > o1) nw /= 2;  // 4, 2 or 1 rows
       for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
         const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
-        FusedDot(w.type, w.data + o * w.row_bytes, w.row_bytes, w.n_in, nw, rows.data() + r0, nr, tile);
+        FusedDot(w.type, w.data + o * w.row_bytes, w.row_bytes, w.n_in, nw, rows + r0, nr, tile);
         for (int i = 0; i < nw; ++i)
           for (int r = 0; r < nr; ++r) task.out[(r0 + r) * task.out_stride + o + i] = tile[i * nr + r];
       }
@@ -241,9 +246,7 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
   const int64_t g0 = (o0 + G - 1) / G * G, g1 = std::max(g0, o1 / G * G);
   RowRange(task, o0, std::min(g0, o1), row, groups);
   if (g0 < g1) {
-    std::vector<Q8Row>& rows = fused.rows;
-    rows.resize(n_rows);
-    for (int64_t r = 0; r < n_rows; ++r) rows[r] = q8_row(acts, ActType::Q8_0, r);
+    const Q8Row* rows = ActRows(acts, ActType::Q8_0, fused);
     const int32_t* sums = acts.q8_block32().minus_128_sums.data();
     float tile[G * kMaxTileRows];
     for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
@@ -251,7 +254,7 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
       for (int64_t o = g0; o < g1; o += G) {
         for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
           const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
-          InterleavedDot(w.data + o * w.row_bytes, n, rows.data() + r0, sums + r0 * nb, nr, tile);
+          InterleavedDot(w.data + o * w.row_bytes, n, rows + r0, sums + r0 * nb, nr, tile);
           for (int r = 0; r < nr; ++r)
             std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + G * r, G * sizeof(float));
         }
