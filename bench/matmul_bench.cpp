@@ -56,6 +56,7 @@ void Register() {
     const std::string name = "matmul/" + std::string(gguf::type_name(c.type)) + (c.interleaved ? "x8" : "");
     benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, c)
         ->Arg(1)
+        ->Arg(8)
         ->Arg(64)
         ->Unit(benchmark::kMicrosecond)
         ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });

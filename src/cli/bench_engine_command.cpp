@@ -26,6 +26,7 @@ struct BenchArgs {
   int generate = 128;
   int threads = 0;
   int repeats = 3;
+  int batch = 1;  // sequences decoded together, one row each per forward call
 };
 
 struct Rates {
@@ -35,28 +36,43 @@ struct Rates {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// One prefill of the prompt, then `n` greedy decode steps, on a fresh cache.
-Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n) {
+// For each of `n_seq` sequences one prefill of the prompt, then `n` greedy decode steps that
+// advance every sequence by one row, on a fresh cache. Rates count the tokens of all sequences.
+Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n_seq) {
   const int64_t n_prompt = static_cast<int64_t>(prompt.size());
-  model::KvCache cache(m.config(), n_prompt + n);
+  // Each sequence may round up to one more block than its positions need.
+  model::KvCache cache(m.config(), n_seq * (n_prompt + n + model::KvCache::kDefaultBlockSize), n_seq);
   model::Batch batch;
   model::Logits logits;
+  std::vector<int32_t> next(n_seq);
   const auto t0 = Clock::now();
-  for (int64_t begin = 0; begin < n_prompt; begin += 512) {
-    batch.clear();
-    for (int64_t p = begin; p < std::min(n_prompt, begin + 512); ++p) batch.add(0, p, prompt[p], p == n_prompt - 1);
-    m.forward(batch, cache, logits);
+  for (int s = 0; s < n_seq; ++s) {
+    for (int64_t begin = 0; begin < n_prompt; begin += 512) {
+      batch.clear();
+      for (int64_t p = begin; p < std::min(n_prompt, begin + 512); ++p) batch.add(s, p, prompt[p], p == n_prompt - 1);
+      m.forward(batch, cache, logits);
+    }
+    const auto row = logits.row(0);
+    next[s] = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
   }
   const double prefill_s = seconds_since(t0);
   const auto t1 = Clock::now();
   for (int k = 0; k < n; ++k) {
-    const auto row = logits.row(0);
-    const int32_t next = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
     batch.clear();
-    batch.add(0, n_prompt + k, next, true);
+    for (int s = 0; s < n_seq; ++s) batch.add(s, n_prompt + k, next[s], true);
     m.forward(batch, cache, logits);
+    for (int s = 0; s < n_seq; ++s) {
+      const auto row = logits.row(s);
+      next[s] = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    }
   }
-  return {n_prompt / prefill_s, n / seconds_since(t1)};
+  return {n_seq * n_prompt / prefill_s, n_seq * n / seconds_since(t1)};
+}
+
+// Multiply-adds of one row through every weight matrix (the output projection included).
+double macs_per_row(const model::ModelConfig& c) {
+  const double layer = static_cast<double>(c.n_embd) * (2.0 * c.q_dim() + 2.0 * c.kv_dim()) + 3.0 * c.n_embd * c.n_ff;
+  return c.n_layer * layer + static_cast<double>(c.n_embd) * c.n_vocab;
 }
 
 struct Summary {
@@ -70,6 +86,7 @@ Summary summarize(std::vector<double> v) {
 
 void run_bench(const BenchArgs& a) {
   if (a.prompt < 1 || a.generate < 1 || a.repeats < 1) throw std::invalid_argument("-p, -n and -r must be positive");
+  if (a.batch < 1 || a.batch > 256) throw std::invalid_argument("-b must be between 1 and 256");
   const int threads = a.threads > 0 ? a.threads : kernels::ThreadPool::physical_cores();
   model::Model m(a.model, {.threads = threads});
   const model::ModelConfig& c = m.config();
@@ -77,16 +94,17 @@ void run_bench(const BenchArgs& a) {
   std::vector<int32_t> prompt(a.prompt);
   for (auto& t : prompt) t = static_cast<int32_t>(rng() % c.n_vocab);
 
-  run_once(m, prompt, std::min(a.generate, 8));  // warm-up: page in the weights, size the buffers
+  run_once(m, prompt, std::min(a.generate, 8), a.batch);  // warm-up: page in the weights, size the buffers
   std::vector<double> prefill, decode;
   for (int r = 0; r < a.repeats; ++r) {
-    const Rates rates = run_once(m, prompt, a.generate);
+    const Rates rates = run_once(m, prompt, a.generate, a.batch);
     prefill.push_back(rates.prefill);
     decode.push_back(rates.decode);
   }
   const Summary p = summarize(prefill), d = summarize(decode);
-  // Per decode step: every weight matrix once, plus the KV cache read at the mean position.
-  const double kv_bytes = 2.0 * c.n_layer * c.kv_dim() * sizeof(uint16_t) * (a.prompt + a.generate / 2.0);
+  // Per decode step: every weight matrix once, plus each sequence's KV cache read at the mean
+  // position.
+  const double kv_bytes = 2.0 * c.n_layer * c.kv_dim() * sizeof(uint16_t) * (a.prompt + a.generate / 2.0) * a.batch;
   const double step_bytes = static_cast<double>(m.weight_bytes_per_token()) + kv_bytes;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);  // before the bandwidth test's buffer inflates it
@@ -98,8 +116,13 @@ void run_bench(const BenchArgs& a) {
   fmt::print("bandwidth  {:.1f} GB/s (vector reads on {} threads, best of 5)\n", bandwidth / 1e9, threads);
   fmt::print("prefill    {} tokens: {:.1f} tok/s median (min {:.1f}, max {:.1f}) over {} runs\n", a.prompt, p.median,
              p.min, p.max, a.repeats);
+  const double steps_per_s = d.median / a.batch;
   fmt::print("decode     {} tokens: {:.1f} tok/s median (min {:.1f}, max {:.1f}) = {:.1f} GB/s, {:.0f}% of bandwidth\n",
-             a.generate, d.median, d.min, d.max, step_bytes * d.median / 1e9, 100.0 * step_bytes * d.median / bandwidth);
+             a.generate * a.batch, d.median, d.min, d.max, step_bytes * steps_per_s / 1e9,
+             100.0 * step_bytes * steps_per_s / bandwidth);
+  if (a.batch > 1)
+    fmt::print("batch      {} sequences per step: {:.1f} ms per step, {:.1f} GMAC/s\n", a.batch, 1e3 / steps_per_s,
+               macs_per_row(c) * d.median / 1e9);
   fmt::print("peak RSS   {:.1f} MB\n", usage.ru_maxrss / 1024.0);
 }
 
@@ -113,6 +136,7 @@ void add_bench_engine_command(CLI::App& app) {
   cmd->add_option("-n,--n-gen", a->generate, "Tokens to decode")->capture_default_str();
   cmd->add_option("-t,--threads", a->threads, "Threads (default: physical cores)");
   cmd->add_option("-r,--repeats", a->repeats, "Measured runs after the warm-up")->capture_default_str();
+  cmd->add_option("-b,--batch", a->batch, "Sequences decoded together (one row each per step)")->capture_default_str();
   cmd->callback([a] { run_bench(*a); });
 }
 

@@ -349,6 +349,18 @@ File File::parse(std::span<const uint8_t> bytes) {
   return file;
 }
 
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+size_t round_up_huge(size_t n) { return (n + kHugePage - 1) / kHugePage * kHugePage; }
+size_t round_up_page(size_t n) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+}  // namespace
+
 File File::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
@@ -363,11 +375,31 @@ File File::open(const std::string& path) {
     ::close(fd);
     throw FormatError("magic", 0, path + " is empty");
   }
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Mapped at a huge-page boundary, so that make_private_writable's copy can keep huge pages
+  // at the same addresses.
+  const size_t reserved = round_up_huge(size) + kHugePage;
+  void* area = ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (area == MAP_FAILED) {
+    int err = errno;
+    ::close(fd);
+    throw std::runtime_error("cannot reserve address space for " + path + ": " + std::strerror(err));
+  }
+  const uintptr_t start = reinterpret_cast<uintptr_t>(area);
+  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  void* addr = ::mmap(reinterpret_cast<void*>(aligned), size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
   int err = errno;
   ::close(fd);
-  if (addr == MAP_FAILED) throw std::runtime_error("cannot mmap " + path + ": " + std::strerror(err));
-  std::shared_ptr<void> mapping(addr, [size](void* p) { ::munmap(p, size); });
+  if (addr == MAP_FAILED) {
+    ::munmap(area, reserved);
+    throw std::runtime_error("cannot mmap " + path + ": " + std::strerror(err));
+  }
+  // Return the unused head and tail of the reservation.
+  if (aligned > start) ::munmap(area, aligned - start);
+  const uintptr_t end = aligned + round_up_huge(size);
+  if (start + reserved > end) ::munmap(reinterpret_cast<void*>(end), start + reserved - end);
+  // What lies between the file's end and the next huge page stays reserved (PROT_NONE), so the
+  // whole span is this File's and make_private_writable may replace it at once.
+  std::shared_ptr<void> mapping(addr, [size](void* p) { ::munmap(p, round_up_huge(size)); });
 
   try {
     File file = parse({static_cast<const uint8_t*>(addr), size});
@@ -380,8 +412,31 @@ File File::open(const std::string& path) {
 
 void File::make_private_writable() {
   if (!mapping_) throw std::logic_error("make_private_writable: the bytes are not a mapping of this File");
-  if (::mprotect(mapping_.get(), bytes_.size(), PROT_READ | PROT_WRITE) != 0)
-    throw std::runtime_error(std::string("cannot make the model mapping writable: ") + std::strerror(errno));
+  const size_t size = bytes_.size(), span = round_up_huge(size);
+  void* area = ::mmap(nullptr, span + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED)
+    throw std::runtime_error(std::string("cannot allocate memory for the model's weights: ") + std::strerror(errno));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(area);
+  uint8_t* copy = reinterpret_cast<uint8_t*>((start + kHugePage - 1) / kHugePage * kHugePage);
+  if (reinterpret_cast<uintptr_t>(copy) > start) ::munmap(area, reinterpret_cast<uintptr_t>(copy) - start);
+  if (start + span + kHugePage > reinterpret_cast<uintptr_t>(copy) + span)
+    ::munmap(copy + span, start + span + kHugePage - (reinterpret_cast<uintptr_t>(copy) + span));
+  ::madvise(copy, span, MADV_HUGEPAGE);  // a hint: decode reads every page once per token
+  // Copied a chunk at a time, each mapped file page released once copied, so the process
+  // never holds both copies.
+  uint8_t* mapped = static_cast<uint8_t*>(mapping_.get());
+  for (size_t off = 0; off < size; off += kHugePage) {
+    const size_t n = std::min(kHugePage, size - off);
+    std::memcpy(copy + off, mapped + off, n);
+    ::madvise(mapped + off, round_up_page(n), MADV_DONTNEED);
+  }
+  // The copy takes the mapping's place, at the same addresses, so every pointer into the
+  // bytes stays valid.
+  if (::mremap(copy, span, span, MREMAP_MAYMOVE | MREMAP_FIXED, mapped) == MAP_FAILED) {
+    const int err = errno;
+    ::munmap(copy, span);
+    throw std::runtime_error(std::string("cannot move the model's weights: ") + std::strerror(err));
+  }
 }
 
 const TensorInfo* File::find_tensor(const std::string& name) const {

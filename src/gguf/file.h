@@ -89,9 +89,11 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(const std::string& name) const;
   const TensorInfo& tensor(const std::string& name) const;  // throws when absent
-  // Makes the mapped bytes writable, for rewriting tensors in place (a kernel-friendly
-  // layout). The mapping is private: written pages become this process's own copies and the
-  // file never changes. Throws std::logic_error for a parse()d File (its bytes are not ours).
+  // Makes the bytes writable, for rewriting tensors in place (a kernel-friendly layout): they
+  // move into this process's own memory, in huge pages where the kernel allows (decode reads
+  // every weight once per token, and 4 KiB pages cost a TLB walk each), at the same
+  // addresses, so pointers into them stay valid. The file never changes. Throws
+  // std::logic_error for a parse()d File (its bytes are not ours).
   void make_private_writable();
 
  private:

@@ -29,8 +29,11 @@ float SumFloats(const float* p, size_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <vector>
 
 namespace nanoserve::kernels {
@@ -40,19 +43,27 @@ HWY_EXPORT(SumFloats);
 double read_bandwidth(ThreadPool& pool, size_t bytes, int passes) {
   constexpr size_t kBlock = 4096;  // floats per task: a multiple of every target's 4 vectors
   const size_t n_blocks = std::max<size_t>(1, bytes / sizeof(float) / kBlock);
-  std::vector<float> buffer(n_blocks * kBlock, 1.0f);  // written once, so every page is real
+  // In huge pages where the kernel allows, as the model's weights are (gguf::File): 4 KiB
+  // pages cost a TLB walk every 4 KiB and measured about 12% less here.
+  const size_t n = n_blocks * kBlock, size = n * sizeof(float);
+  void* area = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area == MAP_FAILED) throw std::bad_alloc();
+  ::madvise(area, size, MADV_HUGEPAGE);
+  float* buffer = static_cast<float*>(area);
+  std::fill(buffer, buffer + n, 1.0f);  // written once, so every page is real
   std::vector<float> sink(pool.size());
   double best = 0.0;
   for (int pass = 0; pass < passes; ++pass) {
     const auto start = std::chrono::steady_clock::now();
     pool.run(static_cast<int64_t>(n_blocks), [&](int64_t b0, int64_t b1, int thread) {
       float sum = 0.0f;
-      for (int64_t b = b0; b < b1; ++b) sum += HWY_DYNAMIC_DISPATCH(SumFloats)(buffer.data() + b * kBlock, kBlock);
+      for (int64_t b = b0; b < b1; ++b) sum += HWY_DYNAMIC_DISPATCH(SumFloats)(buffer + b * kBlock, kBlock);
       sink[thread] += sum;  // keeps the reads from being optimized away
     });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, static_cast<double>(buffer.size() * sizeof(float)) / s);
+    best = std::max(best, static_cast<double>(size) / s);
   }
+  ::munmap(area, size);
   volatile float keep = sink[0];
   (void)keep;
   return best;

@@ -248,12 +248,12 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
   if (g0 < g1) {
     const Q8Row* rows = ActRows(acts, ActType::Q8_0, fused);
     const int32_t* sums = acts.q8_block32().minus_128_sums.data();
-    float tile[G * kMaxTileRows];
+    float tile[G * kInterleavedTileRows];
     for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
       const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
       for (int64_t o = g0; o < g1; o += G) {
-        for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
-          const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
+        for (int64_t r0 = c0; r0 < c1; r0 += kInterleavedTileRows) {
+          const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
           InterleavedDot(w.data + o * w.row_bytes, n, rows + r0, sums + r0 * nb, nr, tile);
           for (int r = 0; r < nr; ++r)
             std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + G * r, G * sizeof(float));

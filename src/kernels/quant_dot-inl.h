@@ -49,6 +49,10 @@ namespace nanoserve::kernels {
 namespace HWY_NAMESPACE {
 
 constexpr int kMaxTileRows = 4;
+// Activation rows per interleaved tile: 8 where AVX-512's 32 registers hold 8 accumulators
+// beside the group's 8 chunks (one pass over the weights serves a decode step of 8
+// sequences), 4 on AVX2's 16 registers.
+constexpr int kInterleavedTileRows = HWY_TARGET == HWY_AVX2 ? 4 : 8;
 
 #if NANOSERVE_FUSED_QUANT_DOT
 namespace qd {
@@ -67,7 +71,12 @@ using VF = hn::Vec<DF>;
 // acc + (for each int32 lane k) sum over j < 4 of u[4k + j] * s[4k + j].
 HWY_INLINE VI32 DotBytes(VI32 acc, VU8 u, VI8 s) {
 #if HWY_TARGET == HWY_AVX3_DL
-  return VI32{_mm256_dpbusd_epi32(acc.raw, u.raw, s.raw)};  // Highway 1.0.3 has no byte dot
+  // Highway 1.0.3 has no byte dot. Its AVX3_DL target also enables AVX-VNNI, so GCC would
+  // emit the VEX form of vpdpbusd, which AVX-512 CPUs without AVX-VNNI (Ice Lake, Zen 4)
+  // do not have, and which reaches only 16 of the 32 vector registers: the EVEX form is
+  // written out here.
+  asm("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc.raw) : "v"(u.raw), "v"(s.raw));
+  return acc;
 #else
   // Even and odd bytes widened in place to 16 bits; each 16-bit product pair sums into the
   // int32 lane holding bytes 4k..4k+3, so the lanes are vpdpbusd's.
@@ -369,14 +378,21 @@ void DotQ8_0x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* m
 
 }  // namespace qd
 
-// out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr.
+// out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr
+// (1..kInterleavedTileRows).
 inline void InterleavedDot(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
                            int nr, float* out) {
   switch (nr) {
     case 1: return qd::DotQ8_0x8<1>(group, n, a, minus_128_sums, out);
     case 2: return qd::DotQ8_0x8<2>(group, n, a, minus_128_sums, out);
     case 3: return qd::DotQ8_0x8<3>(group, n, a, minus_128_sums, out);
-    default: return qd::DotQ8_0x8<kMaxTileRows>(group, n, a, minus_128_sums, out);
+    case 4: return qd::DotQ8_0x8<4>(group, n, a, minus_128_sums, out);
+#if HWY_TARGET != HWY_AVX2
+    case 5: return qd::DotQ8_0x8<5>(group, n, a, minus_128_sums, out);
+    case 6: return qd::DotQ8_0x8<6>(group, n, a, minus_128_sums, out);
+    case 7: return qd::DotQ8_0x8<7>(group, n, a, minus_128_sums, out);
+#endif
+    default: return qd::DotQ8_0x8<kInterleavedTileRows>(group, n, a, minus_128_sums, out);
   }
 }
 

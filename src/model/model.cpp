@@ -24,8 +24,8 @@ Model::Model(const std::string& path, ModelOptions options)
 }
 
 // Where this CPU's kernels read them faster, Q8_0 matrices are regrouped in place by 8 rows
-// (tensor/interleave.h). The mapping is private: rewritten pages become the process's own
-// (as much memory as the mapped pages they replace), and the file does not change.
+// (tensor/interleave.h), in the process's own copy of the weights (File::make_private_writable:
+// as much memory as the mapped pages it replaces); the file does not change.
 void Model::interleave_weights() {
   if (!kernels::interleaving_pays()) return;
   std::vector<kernels::Matrix*> matrices = {&weights_.token_embd, &weights_.output};

@@ -1,7 +1,9 @@
 // Writer → reader round trip, and every real GGUF file we have loads.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -142,6 +144,37 @@ TEST(Writer, RejectsMisuse) {
   EXPECT_THROW(w.finish(), std::logic_error);  // 8 of 16 bytes
   std::vector<uint8_t> too_much(16);
   EXPECT_THROW(w.write_data(too_much), std::logic_error);
+}
+
+// The weights move into the process's own (huge-page) memory at the same addresses, so
+// pointers taken before stay valid; writing there never reaches the file. A tensor larger
+// than one 2 MiB copy chunk checks the chunked copy.
+TEST(File, PrivateWritableCopyKeepsBytesAndAddresses) {
+  const std::vector<TestTensor> tensors = {
+      {"big", TensorType::F32, {(size_t{5} << 20) / 4 + 3}, random_bytes((size_t{5} << 20) + 12, 7)},
+      {"small", TensorType::F32, {5}, random_bytes(20, 8)},
+  };
+  const std::string bytes = write_file({{"general.architecture", Value::string("qwen3")}}, tensors, 32);
+  const std::string path = (std::filesystem::temp_directory_path() / ("private-copy-" + std::to_string(::getpid()) + ".gguf")).string();
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  {
+    File f = File::open(path);
+    const uint8_t* before = f.tensor("big").data;
+    f.make_private_writable();
+    for (const auto& t : tensors) {
+      const TensorInfo& info = f.tensor(t.name);
+      ASSERT_TRUE(std::equal(t.data.begin(), t.data.end(), info.data)) << t.name;
+    }
+    EXPECT_EQ(f.tensor("big").data, before);
+    uint8_t* big = const_cast<uint8_t*>(before);
+    big[0] ^= 0xff;
+    big[tensors[0].data.size() - 1] ^= 0xff;
+    EXPECT_EQ(big[0], static_cast<uint8_t>(tensors[0].data[0] ^ 0xff));
+  }
+  std::ifstream in(path, std::ios::binary);
+  const std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  EXPECT_TRUE(on_disk == bytes);
 }
 
 // Every real GGUF file under ../shared loads, and its tensors sit inside the file.
