@@ -29,17 +29,18 @@ MatmulScratch::MatmulScratch(int n_threads, int64_t max_n_in)
 }
 
 bool can_interleave(const Matrix& w) {
-  return w.type == TensorType::Q8_0 && !w.interleaved && w.n_out % tensor::kInterleaveRows == 0 &&
+  return tensor::has_interleaved_layout(w.type) && !w.interleaved && w.n_out % tensor::kInterleaveRows == 0 &&
          w.n_in % tensor::kLegacyBlock == 0;
 }
 
 void interleave_rows(Matrix& w, ThreadPool& pool) {
-  if (!can_interleave(w)) throw std::invalid_argument("interleave_rows: not Q8_0 in whole groups of 8 rows");
+  if (!can_interleave(w))
+    throw std::invalid_argument("interleave_rows: not Q8_0, Q5_0 or Q4_0 in whole groups of 8 rows");
   auto* data = const_cast<uint8_t*>(w.data);  // the caller made this memory writable
   const uint64_t group_bytes = tensor::kInterleaveRows * w.row_bytes;
   pool.run(w.n_out / tensor::kInterleaveRows, [&](int64_t g0, int64_t g1, int) {
     std::vector<uint8_t> tmp(group_bytes);
-    for (int64_t g = g0; g < g1; ++g) tensor::interleave_q8_0(data + g * group_bytes, w.n_in, tmp.data());
+    for (int64_t g = g0; g < g1; ++g) tensor::interleave_rows(w.type, data + g * group_bytes, w.n_in, tmp.data());
   });
   w.interleaved = true;
 }
@@ -47,7 +48,8 @@ void interleave_rows(Matrix& w, ThreadPool& pool) {
 const uint8_t* weight_row(const Matrix& w, int64_t o, DecodedRow& row) {
   if (!w.interleaved) return w.data + o * w.row_bytes;
   const int64_t first = o - o % tensor::kInterleaveRows;
-  tensor::deinterleave_q8_0_row(w.data + first * w.row_bytes, w.n_in, static_cast<int>(o - first), row.raw.data());
+  tensor::deinterleave_row(w.type, w.data + first * w.row_bytes, w.n_in, static_cast<int>(o - first),
+                           row.raw.data());
   return row.raw.data();
 }
 

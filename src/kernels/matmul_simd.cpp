@@ -235,7 +235,7 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
   }
 }
 
-// An interleaved Q8_0 matrix: whole groups of 8 rows with InterleavedDot, rows of a group the
+// An interleaved matrix (Q8_0, Q5_0, Q4_0): whole groups of 8 rows with InterleavedDot, rows of a group the
 // range cuts one at a time.
 void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
                       FusedActs& fused) {
@@ -254,7 +254,7 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
       for (int64_t o = g0; o < g1; o += G) {
         for (int64_t r0 = c0; r0 < c1; r0 += kInterleavedTileRows) {
           const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
-          InterleavedDot(w.data + o * w.row_bytes, n, rows + r0, sums + r0 * nb, nr, tile);
+          InterleavedDot(w.type, w.data + o * w.row_bytes, n, rows + r0, sums + r0 * nb, nr, tile);
           for (int r = 0; r < nr; ++r)
             std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + G * r, G * sizeof(float));
         }

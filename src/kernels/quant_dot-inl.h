@@ -341,28 +341,55 @@ void DotQ6_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
     for (int r = 0; r < NR; ++r) out[i * NR + r] = sum[i][r];
 }
 
-// Q8_0 rows interleaved by 8 (tensor/interleave.h) × NR activation rows: out[r * 8 + j] is
-// the dot product of the group's row j with activation row r. minus_128_sums: per activation
-// row (n / 32 apart), −128 × each block's level sum (the weights' + 128 comes off there). Lane j of every vector belongs
-// to row j, so a block costs 8 byte dot products per activation row (4 activation bytes
-// broadcast against a 32-byte chunk) and one float step for all 8 rows, in the reference's
-// order: sum += (dw * da) * s block after block, so the result equals it bit for bit.
-template <int NR>
-void DotQ8_0x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, float* out) {
+// The unsigned levels u of chunks 2m and 2m + 1 of an interleaved block (tensor/interleave.h).
+template <class Block>
+HWY_INLINE void InterleavedChunks(const uint8_t* block, int m, VU8& even, VU8& odd) {
   const DU8 du;
+  const uint8_t* levels = block + 2 * tensor::kInterleaveRows;
+  if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
+    even = hn::LoadU(du, levels + 64 * m);
+    odd = hn::LoadU(du, levels + 64 * m + 32);
+  } else {
+    const VU8 nibbles = hn::LoadU(du, levels + 32 * m);
+    even = Nibbles<0>(nibbles);
+    odd = Nibbles<4>(nibbles);
+    if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {  // fifth bits: one 32-bit word per chunk
+      const uint8_t* bits = levels + 128 + 8 * m;
+      even = hn::Or(even, hn::IfThenElseZero(hn::LoadMaskBits(du, bits), hn::Set(du, 16)));
+      odd = hn::Or(odd, hn::IfThenElseZero(hn::LoadMaskBits(du, bits + 4), hn::Set(du, 16)));
+    }
+  }
+}
+
+// log2 of the offset that makes Block's levels unsigned (u = level + 2^k).
+template <class Block>
+constexpr int kLevelOffsetLog2 = std::is_same_v<Block, tensor::BlockQ8_0> ? 7 : std::is_same_v<Block, tensor::BlockQ5_0> ? 4 : 3;
+
+// Rows of blocks of 32 interleaved by 8 (tensor/interleave.h) × NR activation rows: out[r * 8
+// + j] is the dot product of the group's row j with activation row r. minus_128_sums: per
+// activation row (n / 32 apart), −128 × each block's level sum; shifted down it takes off
+// the offset of the weights' unsigned levels (2^k × Σ a, exactly, as −128·Σa is a multiple
+// of 128). Lane j of every vector belongs to row j, so a block costs 8 byte dot products per
+// activation row (4 activation bytes broadcast against a 32-byte chunk) and one float step
+// for all 8 rows, in the reference's order: sum += (dw * da) * s block after block, so the
+// result equals it bit for bit.
+template <class Block, int NR>
+void DotBlock32x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, float* out) {
+  constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(Block);
+  constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
   const hn::Rebind<hwy::float16_t, DF> dh;
   VF acc[NR];
   for (auto& v : acc) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 32; ++b) {
-    const uint8_t* block = group + b * tensor::kQ8_0x8BlockBytes;
-    PrefetchAhead<tensor::kQ8_0x8BlockBytes>(block);
+    const uint8_t* block = group + b * kBlockBytes;
+    PrefetchAhead<kBlockBytes>(block);
     const VF dw = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block)));
     VU8 w[8];
-    for (int k = 0; k < 8; ++k) w[k] = hn::LoadU(du, block + 16 + 32 * k);
+    for (int m = 0; m < 4; ++m) InterleavedChunks<Block>(block, m, w[2 * m], w[2 * m + 1]);
     for (int r = 0; r < NR; ++r) {
       const int8_t* q = a[r].q + 32 * b;
       // Two chains of byte dot products, so each waits on half as many predecessors.
-      VI32 s0 = hn::Set(DI32(), minus_128_sums[r * (n / 32) + b]), s1 = hn::Zero(DI32());
+      VI32 s0 = hn::Set(DI32(), minus_128_sums[r * (n / 32) + b] >> kShift), s1 = hn::Zero(DI32());
       for (int k = 0; k < 8; k += 2) {
         int32_t q0, q1;
         std::memcpy(&q0, q + 4 * k, 4);
@@ -378,21 +405,31 @@ void DotQ8_0x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* m
 
 }  // namespace qd
 
-// out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr
-// (1..kInterleavedTileRows).
-inline void InterleavedDot(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
-                           int nr, float* out) {
+template <class Block>
+void InterleavedDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, int nr,
+                      float* out) {
   switch (nr) {
-    case 1: return qd::DotQ8_0x8<1>(group, n, a, minus_128_sums, out);
-    case 2: return qd::DotQ8_0x8<2>(group, n, a, minus_128_sums, out);
-    case 3: return qd::DotQ8_0x8<3>(group, n, a, minus_128_sums, out);
-    case 4: return qd::DotQ8_0x8<4>(group, n, a, minus_128_sums, out);
+    case 1: return qd::DotBlock32x8<Block, 1>(group, n, a, minus_128_sums, out);
+    case 2: return qd::DotBlock32x8<Block, 2>(group, n, a, minus_128_sums, out);
+    case 3: return qd::DotBlock32x8<Block, 3>(group, n, a, minus_128_sums, out);
+    case 4: return qd::DotBlock32x8<Block, 4>(group, n, a, minus_128_sums, out);
 #if HWY_TARGET != HWY_AVX2
-    case 5: return qd::DotQ8_0x8<5>(group, n, a, minus_128_sums, out);
-    case 6: return qd::DotQ8_0x8<6>(group, n, a, minus_128_sums, out);
-    case 7: return qd::DotQ8_0x8<7>(group, n, a, minus_128_sums, out);
+    case 5: return qd::DotBlock32x8<Block, 5>(group, n, a, minus_128_sums, out);
+    case 6: return qd::DotBlock32x8<Block, 6>(group, n, a, minus_128_sums, out);
+    case 7: return qd::DotBlock32x8<Block, 7>(group, n, a, minus_128_sums, out);
 #endif
-    default: return qd::DotQ8_0x8<kInterleavedTileRows>(group, n, a, minus_128_sums, out);
+    default: return qd::DotBlock32x8<Block, kInterleavedTileRows>(group, n, a, minus_128_sums, out);
+  }
+}
+
+// out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr
+// (1..kInterleavedTileRows); type: Q8_0, Q5_0 or Q4_0.
+inline void InterleavedDot(TensorType type, const uint8_t* group, int64_t n, const Q8Row* a,
+                           const int32_t* minus_128_sums, int nr, float* out) {
+  switch (type) {
+    case TensorType::Q8_0: return InterleavedDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
+    case TensorType::Q5_0: return InterleavedDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
+    default: return InterleavedDotOf<tensor::BlockQ4_0>(group, n, a, minus_128_sums, nr, out);
   }
 }
 
@@ -444,7 +481,7 @@ inline void FusedDot(TensorType type, const uint8_t* w0, uint64_t row_bytes, int
 }
 #else
 inline bool HasFusedDot(TensorType) { return false; }
-inline void InterleavedDot(const uint8_t*, int64_t, const Q8Row*, const int32_t*, int, float*) {}
+inline void InterleavedDot(TensorType, const uint8_t*, int64_t, const Q8Row*, const int32_t*, int, float*) {}
 inline int FusedTileRows(TensorType) { return 1; }
 inline void FusedDot(TensorType, const uint8_t*, uint64_t, int64_t, int, const Q8Row*, int, float*) {}
 #endif  // NANOSERVE_FUSED_QUANT_DOT

@@ -1,42 +1,121 @@
 #include "tensor/interleave.h"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "tensor/blocks.h"
 
 namespace nanoserve::tensor {
 namespace {
 
+using gguf::TensorType;
+
 constexpr size_t kScales = 2 * kInterleaveRows;  // bytes of the 8 fp16 scales
 constexpr int kChunks = kLegacyBlock / 4;        // 4 elements of each row per chunk
 
+// One row's block b in file layout: its scale and its 32 unsigned levels u.
+struct RowBlock {
+  uint16_t d;
+  uint8_t u[kLegacyBlock];
+};
+
+size_t file_block_bytes(TensorType type) {
+  switch (type) {
+    case TensorType::Q8_0: return sizeof(BlockQ8_0);
+    case TensorType::Q5_0: return sizeof(BlockQ5_0);
+    case TensorType::Q4_0: return sizeof(BlockQ4_0);
+    default: throw std::invalid_argument("no interleaved layout for this type");
+  }
+}
+
+RowBlock read_block(TensorType type, const uint8_t* p) {
+  RowBlock r;
+  std::memcpy(&r.d, p, sizeof r.d);
+  if (type == TensorType::Q8_0) {
+    for (int i = 0; i < kLegacyBlock; ++i) r.u[i] = static_cast<uint8_t>(p[2 + i] ^ 0x80);  // level + 128
+    return r;
+  }
+  const uint8_t* qs = p + (type == TensorType::Q5_0 ? offsetof(BlockQ5_0, qs) : offsetof(BlockQ4_0, qs));
+  uint32_t qh = 0;
+  if (type == TensorType::Q5_0) std::memcpy(&qh, p + offsetof(BlockQ5_0, qh), sizeof qh);
+  for (int i = 0; i < kLegacyBlock / 2; ++i) {  // element i: low nibble of qs[i]; i + 16: high nibble
+    r.u[i] = static_cast<uint8_t>((qs[i] & 0x0f) | ((qh >> i) & 1) << 4);
+    r.u[i + 16] = static_cast<uint8_t>((qs[i] >> 4) | ((qh >> (i + 16)) & 1) << 4);
+  }
+  return r;
+}
+
+void write_block(TensorType type, const RowBlock& r, uint8_t* p) {
+  std::memcpy(p, &r.d, sizeof r.d);
+  if (type == TensorType::Q8_0) {
+    for (int i = 0; i < kLegacyBlock; ++i) p[2 + i] = static_cast<uint8_t>(r.u[i] ^ 0x80);
+    return;
+  }
+  uint8_t* qs = p + (type == TensorType::Q5_0 ? offsetof(BlockQ5_0, qs) : offsetof(BlockQ4_0, qs));
+  uint32_t qh = 0;
+  for (int i = 0; i < kLegacyBlock / 2; ++i) {
+    qs[i] = static_cast<uint8_t>((r.u[i] & 0x0f) | (r.u[i + 16] & 0x0f) << 4);
+    qh |= static_cast<uint32_t>(r.u[i] >> 4 & 1) << i | static_cast<uint32_t>(r.u[i + 16] >> 4 & 1) << (i + 16);
+  }
+  if (type == TensorType::Q5_0) std::memcpy(p + offsetof(BlockQ5_0, qh), &qh, sizeof qh);
+}
+
+// Byte p = 4j + t of chunk k of an interleaved block (row j, element 4k + t of it): where its
+// u lives and how (a byte, a nibble, a fifth bit).
+void put_level(TensorType type, uint8_t* block, int k, int p, uint8_t u) {
+  if (type == TensorType::Q8_0) {
+    block[kScales + 32 * k + p] = u;
+    return;
+  }
+  uint8_t& nibbles = block[kScales + 32 * (k / 2) + p];
+  nibbles = static_cast<uint8_t>(k % 2 ? (nibbles & 0x0f) | (u & 0x0f) << 4 : (nibbles & 0xf0) | (u & 0x0f));
+  if (type == TensorType::Q5_0) {
+    uint8_t& bits = block[kScales + 128 + 4 * k + p / 8];
+    bits = static_cast<uint8_t>((bits & ~(1 << p % 8)) | (u >> 4 & 1) << p % 8);
+  }
+}
+
+uint8_t get_level(TensorType type, const uint8_t* block, int k, int p) {
+  if (type == TensorType::Q8_0) return block[kScales + 32 * k + p];
+  const uint8_t nibbles = block[kScales + 32 * (k / 2) + p];
+  const uint8_t low = k % 2 ? nibbles >> 4 : nibbles & 0x0f;
+  if (type != TensorType::Q5_0) return low;
+  return static_cast<uint8_t>(low | (block[kScales + 128 + 4 * k + p / 8] >> p % 8 & 1) << 4);
+}
+
 }  // namespace
 
-void interleave_q8_0(uint8_t* rows, int64_t n, uint8_t* tmp) {
+bool has_interleaved_layout(TensorType type) {
+  return type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0;
+}
+
+size_t interleaved_block_bytes(TensorType type) { return kInterleaveRows * file_block_bytes(type); }
+
+void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
   const int64_t blocks = n / kLegacyBlock;
-  const size_t row_bytes = static_cast<size_t>(blocks) * sizeof(BlockQ8_0);
+  const size_t block_bytes = file_block_bytes(type), row_bytes = static_cast<size_t>(blocks) * block_bytes;
   std::memcpy(tmp, rows, kInterleaveRows * row_bytes);
   for (int64_t b = 0; b < blocks; ++b) {
-    uint8_t* out = rows + b * kQ8_0x8BlockBytes;
+    uint8_t* out = rows + b * interleaved_block_bytes(type);
+    std::memset(out, 0, interleaved_block_bytes(type));
     for (int j = 0; j < kInterleaveRows; ++j) {
-      BlockQ8_0 block;
-      std::memcpy(&block, tmp + j * row_bytes + b * sizeof(BlockQ8_0), sizeof block);
-      std::memcpy(out + 2 * j, &block.d, 2);
+      const RowBlock r = read_block(type, tmp + j * row_bytes + b * block_bytes);
+      std::memcpy(out + 2 * j, &r.d, 2);
       for (int k = 0; k < kChunks; ++k)
-        for (int t = 0; t < 4; ++t)
-          out[kScales + 32 * k + 4 * j + t] = static_cast<uint8_t>(block.qs[4 * k + t] ^ 0x80);  // level + 128
+        for (int t = 0; t < 4; ++t) put_level(type, out, k, 4 * j + t, r.u[4 * k + t]);
     }
   }
 }
 
-void deinterleave_q8_0_row(const uint8_t* group, int64_t n, int lane, uint8_t* out) {
+void deinterleave_row(TensorType type, const uint8_t* group, int64_t n, int lane, uint8_t* out) {
+  const size_t block_bytes = file_block_bytes(type);
   for (int64_t b = 0; b < n / kLegacyBlock; ++b) {
-    const uint8_t* in = group + b * kQ8_0x8BlockBytes;
-    BlockQ8_0 block;
-    std::memcpy(&block.d, in + 2 * lane, 2);
+    const uint8_t* in = group + b * interleaved_block_bytes(type);
+    RowBlock r;
+    std::memcpy(&r.d, in + 2 * lane, 2);
     for (int k = 0; k < kChunks; ++k)
-      for (int t = 0; t < 4; ++t) block.qs[4 * k + t] = static_cast<int8_t>(in[kScales + 32 * k + 4 * lane + t] ^ 0x80);
-    std::memcpy(out + b * sizeof(BlockQ8_0), &block, sizeof block);
+      for (int t = 0; t < 4; ++t) r.u[4 * k + t] = get_level(type, in, k, 4 * lane + t);
+    write_block(type, r, out + b * block_bytes);
   }
 }
 

@@ -224,14 +224,22 @@ TEST(Matmul, RejectsMismatchedShapesAndTypes) {
 namespace nanoserve::kernels {
 namespace {
 
-// A Q8_0 matrix interleaved by 8 rows gives, on every target and for any split of its rows
-// (whole groups, groups cut by the range, a plain row tail), exactly the reference result of
-// the matrix as stored in the file, also with levels of -128 and +127.
-TEST(Matmul, InterleavedQ8_0EqualsReferenceOnEveryTarget) {
+// A matrix of blocks of 32 interleaved by 8 rows gives, on every target and for any split
+// of its rows (whole groups, groups cut by the range, a plain row tail), exactly the
+// reference result of the matrix as stored in the file, also with extreme levels.
+class InterleavedMatmul : public ::testing::TestWithParam<TensorType> {};
+
+TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
+  const TensorType type = GetParam();
   const int64_t n_in = 320, n_out = 24;
-  TestMatrix w(TensorType::Q8_0, n_in, n_out, 31);
-  w.bytes[5 * w.m.row_bytes + 2] = 0x80;  // row 5, block 0: a level of -128
-  w.bytes[17 * w.m.row_bytes + 40] = 0x7f;
+  TestMatrix w(type, n_in, n_out, 31);
+  if (type == TensorType::Q8_0) {
+    w.bytes[5 * w.m.row_bytes + 2] = 0x80;  // row 5, block 0: a level of -128
+    w.bytes[17 * w.m.row_bytes + 40] = 0x7f;
+  } else {  // block 0 (row_bytes / 10 bytes) of rows 5 and 17: every level at the bottom, at the top
+    std::fill(w.bytes.begin() + 5 * w.m.row_bytes + 2, w.bytes.begin() + 5 * w.m.row_bytes + w.m.row_bytes / 10, 0);
+    std::fill(w.bytes.begin() + 17 * w.m.row_bytes + 2, w.bytes.begin() + 17 * w.m.row_bytes + w.m.row_bytes / 10, 0xff);
+  }
   TestMatrix packed = w;
   packed.m.data = packed.bytes.data();
   ThreadPool pool(1);
@@ -247,7 +255,7 @@ TEST(Matmul, InterleavedQ8_0EqualsReferenceOnEveryTarget) {
     ASSERT_TRUE(std::equal(got, got + w.m.row_bytes, w.bytes.data() + o * w.m.row_bytes)) << "row " << o;
   }
 
-  for (int64_t n_rows : {1, 3, 4, 70}) {  // one row (decode), a part tile, a tile, several chunks
+  for (int64_t n_rows : {1, 3, 4, 8, 70}) {  // one row (decode), part tiles, a tile, several chunks
     const auto x = random_floats(n_in * n_rows, 32 + n_rows);
     Activations acts;
     acts.set(x.data(), n_rows, n_in, n_in);
@@ -278,6 +286,10 @@ TEST(Matmul, InterleavedQ8_0EqualsReferenceOnEveryTarget) {
     hwy::SetSupportedTargetsForTest(0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(BlocksOf32, InterleavedMatmul,
+                         ::testing::Values(TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0),
+                         [](const auto& info) { return std::string(gguf::type_name(info.param)); });
 
 }  // namespace
 }  // namespace nanoserve::kernels
