@@ -235,7 +235,7 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
   }
 }
 
-// An interleaved matrix (Q8_0, Q5_0, Q4_0): whole groups of 8 rows with InterleavedDot, rows of a group the
+// An interleaved matrix (Q8_0, Q5_0, Q4_0, Q4_K): whole groups of 8 rows with InterleavedDot, rows of a group the
 // range cuts one at a time.
 void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
                       FusedActs& fused) {
@@ -246,15 +246,17 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
   const int64_t g0 = (o0 + G - 1) / G * G, g1 = std::max(g0, o1 / G * G);
   RowRange(task, o0, std::min(g0, o1), row, groups);
   if (g0 < g1) {
-    const Q8Row* rows = ActRows(acts, ActType::Q8_0, fused);
-    const int32_t* sums = acts.q8_block32().minus_128_sums.data();
+    const ActType act = act_type_for(w.type);
+    const Q8Row* rows = ActRows(acts, act, fused);
+    // Blocks of 32 take the offset of their unsigned levels off through these sums.
+    const int32_t* sums = act == ActType::Q8_0 ? acts.q8_block32().minus_128_sums.data() : nullptr;
     float tile[G * kInterleavedTileRows];
     for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
       const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
       for (int64_t o = g0; o < g1; o += G) {
         for (int64_t r0 = c0; r0 < c1; r0 += kInterleavedTileRows) {
           const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
-          InterleavedDot(w.type, w.data + o * w.row_bytes, n, rows + r0, sums + r0 * nb, nr, tile);
+          InterleavedDot(w.type, w.data + o * w.row_bytes, n, rows + r0, sums ? sums + r0 * nb : nullptr, nr, tile);
           for (int r = 0; r < nr; ++r)
             std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + G * r, G * sizeof(float));
         }

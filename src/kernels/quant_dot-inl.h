@@ -403,32 +403,114 @@ void DotBlock32x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t
   for (int r = 0; r < NR; ++r) hn::StoreU(acc[r], DF(), out + 8 * r);
 }
 
+// Q4_K rows interleaved by 8 (tensor/interleave.h) × NR Q8_K activation rows: out[r * 8 + j]
+// is the dot product of the group's row j with activation row r. Per super-block and lane
+// (row), as the reference: an exact integer sum Σ_j sc_j · (levels_j · a_j) and one of the
+// mins, Σ_j m_j · (a's sum over sub-block j), then sum += (da · d) · isum and
+// sum_mins += (da · dmin) · msum; so the result equals the reference bit for bit.
+template <int NR>
+void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+  constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ4_K);
+  const DU8 du;
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  const hn::Rebind<uint8_t, DI32> du8x8;
+  VF sum[NR], sum_mins[NR];
+  for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(DF());
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const uint8_t* block = group + b * kBlockBytes;
+    PrefetchAhead<kBlockBytes>(block);
+    const VF d = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block)));
+    const VF dmin = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block + 16)));
+    // The 64 scales and mins (index 8 × sub-block + row) from their low and high bits.
+    HWY_ALIGN uint8_t sc[64], mn[64];
+    for (int half = 0; half < 2; ++half) {
+      const VU8 low = hn::LoadU(du, block + 32 + 32 * half), high_bits = hn::LoadU(du, block + 96);
+      const VU8 high = half == 0 ? hn::And(high_bits, hn::Set(du, 0x0f)) : hn::ShiftRight<4>(high_bits);
+      hn::Store(hn::Or(hn::And(low, hn::Set(du, 0x0f)), hn::ShiftLeft<4>(hn::And(high, hn::Set(du, 3)))), du,
+                sc + 32 * half);
+      hn::Store(hn::Or(hn::ShiftRight<4>(low), hn::ShiftLeft<4>(hn::ShiftRight<2>(high))), du, mn + 32 * half);
+    }
+    VI32 isum[NR];
+    for (auto& v : isum) v = hn::Zero(DI32());
+    for (int j = 0; j < 8; ++j) {
+      VU8 w[8];
+      for (int m = 0; m < 4; ++m) {
+        const VU8 nibbles = hn::LoadU(du, block + 128 + 128 * j + 32 * m);
+        w[2 * m] = Nibbles<0>(nibbles);
+        w[2 * m + 1] = Nibbles<4>(nibbles);
+      }
+      const VI32 scale = hn::PromoteTo(DI32(), hn::LoadU(du8x8, sc + 8 * j));
+      for (int r = 0; r < NR; ++r) {
+        const int8_t* q = a[r].q + 256 * b + 32 * j;
+        VI32 s0 = hn::Zero(DI32()), s1 = hn::Zero(DI32());
+        for (int k = 0; k < 8; k += 2) {
+          int32_t q0, q1;
+          std::memcpy(&q0, q + 4 * k, 4);
+          std::memcpy(&q1, q + 4 * k + 4, 4);
+          s0 = DotBytes(s0, w[k], hn::BitCast(DI8(), hn::Set(DI32(), q0)));
+          s1 = DotBytes(s1, w[k + 1], hn::BitCast(DI8(), hn::Set(DI32(), q1)));
+        }
+        isum[r] = hn::Add(isum[r], hn::Mul(hn::Add(s0, s1), scale));
+      }
+    }
+    // Each lane's min as the int16 pair (m, m): one pairwise multiply-add with the pair of
+    // the activation's 16-element sums gives m_j × its sum over sub-block j.
+    VI32 min_pairs[8];
+    for (int j = 0; j < 8; ++j) {
+      const VI32 m = hn::PromoteTo(DI32(), hn::LoadU(du8x8, mn + 8 * j));
+      min_pairs[j] = hn::Or(m, hn::ShiftLeft<16>(m));
+    }
+    for (int r = 0; r < NR; ++r) {
+      const int16_t* bsums = a[r].bsums + 16 * b;
+      VI32 msum = hn::Zero(DI32());
+      for (int j = 0; j < 8; ++j) {
+        int32_t pair;
+        std::memcpy(&pair, bsums + 2 * j, 4);
+        msum = hn::Add(msum, VI32{_mm256_madd_epi16(min_pairs[j].raw, hn::Set(DI32(), pair).raw)});
+      }
+      const VF da = hn::Set(DF(), a[r].d[b]);
+      sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(DF(), isum[r])));
+      sum_mins[r] = hn::Add(sum_mins[r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(DF(), msum)));
+    }
+  }
+  for (int r = 0; r < NR; ++r) hn::StoreU(hn::Sub(sum[r], sum_mins[r]), DF(), out + 8 * r);
+}
+
+// The interleaved kernel for Block's rows: Q4_K's, or the one for blocks of 32.
+template <class Block, int NR>
+HWY_INLINE void InterleavedKernel(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
+                                  float* out) {
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) DotQ4_Kx8<NR>(group, n, a, out);
+  else DotBlock32x8<Block, NR>(group, n, a, minus_128_sums, out);
+}
+
 }  // namespace qd
 
 template <class Block>
 void InterleavedDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, int nr,
                       float* out) {
   switch (nr) {
-    case 1: return qd::DotBlock32x8<Block, 1>(group, n, a, minus_128_sums, out);
-    case 2: return qd::DotBlock32x8<Block, 2>(group, n, a, minus_128_sums, out);
-    case 3: return qd::DotBlock32x8<Block, 3>(group, n, a, minus_128_sums, out);
-    case 4: return qd::DotBlock32x8<Block, 4>(group, n, a, minus_128_sums, out);
+    case 1: return qd::InterleavedKernel<Block, 1>(group, n, a, minus_128_sums, out);
+    case 2: return qd::InterleavedKernel<Block, 2>(group, n, a, minus_128_sums, out);
+    case 3: return qd::InterleavedKernel<Block, 3>(group, n, a, minus_128_sums, out);
+    case 4: return qd::InterleavedKernel<Block, 4>(group, n, a, minus_128_sums, out);
 #if HWY_TARGET != HWY_AVX2
-    case 5: return qd::DotBlock32x8<Block, 5>(group, n, a, minus_128_sums, out);
-    case 6: return qd::DotBlock32x8<Block, 6>(group, n, a, minus_128_sums, out);
-    case 7: return qd::DotBlock32x8<Block, 7>(group, n, a, minus_128_sums, out);
+    case 5: return qd::InterleavedKernel<Block, 5>(group, n, a, minus_128_sums, out);
+    case 6: return qd::InterleavedKernel<Block, 6>(group, n, a, minus_128_sums, out);
+    case 7: return qd::InterleavedKernel<Block, 7>(group, n, a, minus_128_sums, out);
 #endif
-    default: return qd::DotBlock32x8<Block, kInterleavedTileRows>(group, n, a, minus_128_sums, out);
+    default: return qd::InterleavedKernel<Block, kInterleavedTileRows>(group, n, a, minus_128_sums, out);
   }
 }
 
 // out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr
-// (1..kInterleavedTileRows); type: Q8_0, Q5_0 or Q4_0.
+// (1..kInterleavedTileRows); type: Q8_0, Q5_0, Q4_0 or Q4_K (minus_128_sums unused).
 inline void InterleavedDot(TensorType type, const uint8_t* group, int64_t n, const Q8Row* a,
                            const int32_t* minus_128_sums, int nr, float* out) {
   switch (type) {
     case TensorType::Q8_0: return InterleavedDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
     case TensorType::Q5_0: return InterleavedDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
+    case TensorType::Q4_K: return InterleavedDotOf<tensor::BlockQ4_K>(group, n, a, minus_128_sums, nr, out);
     default: return InterleavedDotOf<tensor::BlockQ4_0>(group, n, a, minus_128_sums, nr, out);
   }
 }

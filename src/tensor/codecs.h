@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "tensor/blocks.h"
 
@@ -42,5 +43,9 @@ void encode_block(const float* x, BlockQ4_K& b);
 void encode_block(const float* x, BlockQ5_K& b);
 void encode_block(const float* x, BlockQ6_K& b);
 void encode_block(const float* x, BlockQ8_K& b);
+// The 6-bit scale and min of sub-block j (0..7) in Q4_K / Q5_K's 12 scale bytes; set_
+// writes them (sub-blocks 0..3 first: the others OR into their bytes; s starts zeroed).
+std::pair<int, int> scale_min_k4(const uint8_t* s, int j);
+void set_scale_min_k4(uint8_t* s, int j, int sc, int m);
 
 }  // namespace nanoserve::tensor

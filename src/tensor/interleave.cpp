@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tensor/blocks.h"
+#include "tensor/codecs.h"
 
 namespace nanoserve::tensor {
 namespace {
@@ -24,6 +25,7 @@ size_t file_block_bytes(TensorType type) {
     case TensorType::Q8_0: return sizeof(BlockQ8_0);
     case TensorType::Q5_0: return sizeof(BlockQ5_0);
     case TensorType::Q4_0: return sizeof(BlockQ4_0);
+    case TensorType::Q4_K: return sizeof(BlockQ4_K);
     default: throw std::invalid_argument("no interleaved layout for this type");
   }
 }
@@ -83,18 +85,72 @@ uint8_t get_level(TensorType type, const uint8_t* block, int k, int p) {
   return static_cast<uint8_t>(low | (block[kScales + 128 + 4 * k + p / 8] >> p % 8 & 1) << 4);
 }
 
+// ---- Q4_K (see the header): offsets inside one interleaved super-block ----
+constexpr size_t kQ4KScaleLow = 32, kQ4KScaleHigh = 96, kQ4KLevels = 128;
+
+void interleave_q4_k_block(const uint8_t* const* in, uint8_t* out) {
+  std::memset(out, 0, kInterleaveRows * sizeof(BlockQ4_K));
+  for (int row = 0; row < kInterleaveRows; ++row) {
+    BlockQ4_K b;
+    std::memcpy(&b, in[row], sizeof b);
+    std::memcpy(out + 2 * row, &b.d, 2);
+    std::memcpy(out + 16 + 2 * row, &b.dmin, 2);
+    for (int j = 0; j < 8; ++j) {
+      const auto [sc, m] = scale_min_k4(b.scales, j);
+      const int i = 8 * j + row;
+      out[kQ4KScaleLow + i] = static_cast<uint8_t>((sc & 0x0f) | (m & 0x0f) << 4);
+      const int high = sc >> 4 | (m >> 4) << 2;
+      out[kQ4KScaleHigh + i % 32] |= static_cast<uint8_t>(i < 32 ? high : high << 4);
+      for (int e = 0; e < 32; ++e) {  // element e of sub-block j: nibble j % 2 of qs[32 (j / 2) + e]
+        const uint8_t u = (b.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 0x0f;
+        const int k = e / 4, p = 4 * row + e % 4;  // chunk k of the sub-block, byte p of it
+        out[kQ4KLevels + 128 * j + 32 * (k / 2) + p] |= static_cast<uint8_t>(k % 2 ? u << 4 : u);
+      }
+    }
+  }
+}
+
+void deinterleave_q4_k_block(const uint8_t* in, int row, uint8_t* out) {
+  BlockQ4_K b{};
+  std::memcpy(&b.d, in + 2 * row, 2);
+  std::memcpy(&b.dmin, in + 16 + 2 * row, 2);
+  for (int j = 0; j < 8; ++j) {
+    const int i = 8 * j + row;
+    const uint8_t low = in[kQ4KScaleLow + i];
+    const uint8_t high = i < 32 ? in[kQ4KScaleHigh + i] & 0x0f : in[kQ4KScaleHigh + i - 32] >> 4;
+    set_scale_min_k4(b.scales, j, (low & 0x0f) | (high & 3) << 4, (low >> 4) | (high >> 2) << 4);
+    for (int e = 0; e < 32; ++e) {
+      const int k = e / 4, p = 4 * row + e % 4;
+      const uint8_t byte = in[kQ4KLevels + 128 * j + 32 * (k / 2) + p];
+      const uint8_t u = k % 2 ? byte >> 4 : byte & 0x0f;
+      b.qs[32 * (j / 2) + e] |= static_cast<uint8_t>(u << (4 * (j % 2)));
+    }
+  }
+  std::memcpy(out, &b, sizeof b);
+}
+
 }  // namespace
 
 bool has_interleaved_layout(TensorType type) {
-  return type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0;
+  return type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0 || type == TensorType::Q4_K;
 }
+
+int64_t interleaved_block_elems(TensorType type) { return type == TensorType::Q4_K ? kSuperBlock : kLegacyBlock; }
 
 size_t interleaved_block_bytes(TensorType type) { return kInterleaveRows * file_block_bytes(type); }
 
 void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
-  const int64_t blocks = n / kLegacyBlock;
+  const int64_t blocks = n / interleaved_block_elems(type);
   const size_t block_bytes = file_block_bytes(type), row_bytes = static_cast<size_t>(blocks) * block_bytes;
   std::memcpy(tmp, rows, kInterleaveRows * row_bytes);
+  if (type == TensorType::Q4_K) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const uint8_t* in[kInterleaveRows];
+      for (int j = 0; j < kInterleaveRows; ++j) in[j] = tmp + j * row_bytes + b * block_bytes;
+      interleave_q4_k_block(in, rows + b * interleaved_block_bytes(type));
+    }
+    return;
+  }
   for (int64_t b = 0; b < blocks; ++b) {
     uint8_t* out = rows + b * interleaved_block_bytes(type);
     std::memset(out, 0, interleaved_block_bytes(type));
@@ -109,6 +165,11 @@ void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
 
 void deinterleave_row(TensorType type, const uint8_t* group, int64_t n, int lane, uint8_t* out) {
   const size_t block_bytes = file_block_bytes(type);
+  if (type == TensorType::Q4_K) {
+    for (int64_t b = 0; b < n / kSuperBlock; ++b)
+      deinterleave_q4_k_block(group + b * interleaved_block_bytes(type), lane, out + b * block_bytes);
+    return;
+  }
   for (int64_t b = 0; b < n / kLegacyBlock; ++b) {
     const uint8_t* in = group + b * interleaved_block_bytes(type);
     RowBlock r;

@@ -1,4 +1,4 @@
-// Rows of the blocks-of-32 types (Q8_0, Q5_0, Q4_0) interleaved in groups of 8: the layout
+// Rows of Q8_0, Q5_0, Q4_0 and Q4_K interleaved in groups of 8: the layout
 // the x86 matmul kernels read fastest, made in place from 8 consecutive rows at model load
 // (same size).
 //
@@ -14,6 +14,11 @@
 //         in the high nibbles.
 //   Q5_0: as Q4_0 for the low 4 bits of u, then 8 words of 32 bits: bit p of word k is the
 //         fifth bit of byte p of chunk k.
+// Q4_K interleaves super-blocks (256 elements, 8 × 144 bytes): the 8 rows' d (fp16, bytes
+// 0..15) and dmin (16..31); their 6-bit scales and mins by index i = 8 × sub-block + row:
+// the low 4 bits of scale and min in the two nibbles of byte 32 + i, the top 2 bits of each
+// (scale's in bits 0-1, min's in bits 2-3) in a nibble of byte 96 + i % 32 (low nibble for
+// i < 32); then sub-block j's levels (0..15) at 128 + 128 j as Q4_0's 4 vectors.
 #pragma once
 
 #include <cstddef>
@@ -25,13 +30,15 @@ namespace nanoserve::tensor {
 
 inline constexpr int kInterleaveRows = 8;
 
-// Whether rows of `type` have an interleaved layout (blocks of 32: Q8_0, Q5_0, Q4_0).
+// Whether rows of `type` have an interleaved layout (Q8_0, Q5_0, Q4_0, Q4_K).
 bool has_interleaved_layout(gguf::TensorType type);
 
-// Bytes of one interleaved block (8 rows × 32 elements) of `type`.
+// Bytes of one interleaved block (8 rows × 32 elements, or 256 for Q4_K) of `type`.
 size_t interleaved_block_bytes(gguf::TensorType type);
+// Elements of each row in one interleaved block: 32, or 256 for Q4_K.
+int64_t interleaved_block_elems(gguf::TensorType type);
 
-// Rewrites 8 consecutive rows of n elements (n a multiple of 32), starting at `rows`, as one
+// Rewrites 8 consecutive rows of n elements (n a multiple of the block), starting at `rows`, as one
 // interleaved group. tmp: room for the 8 rows.
 void interleave_rows(gguf::TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp);
 

@@ -40,25 +40,6 @@ void pack_4bit(const uint8_t* L, uint8_t* qs) {
     for (int l = 0; l < 32; ++l) qs[32 * c + l] = static_cast<uint8_t>(L[64 * c + l] | L[64 * c + l + 32] << 4);
 }
 
-// Q4_K / Q5_K: eight 6-bit scales and eight 6-bit mins in 12 bytes. Sub-blocks 0..3 use the
-// low 6 bits of bytes 0..3 (scale) and 4..7 (min); sub-blocks 4..7 keep their low 4 bits in
-// the nibbles of bytes 8..11 and their top 2 bits in the spare top bits of bytes 0..7.
-std::pair<int, int> scale_min_k4(const uint8_t* s, int j) {
-  if (j < 4) return {s[j] & 63, s[j + 4] & 63};
-  return {(s[j + 4] & 0x0f) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4};
-}
-
-void set_scale_min_k4(uint8_t* s, int j, int sc, int m) {
-  if (j < 4) {
-    s[j] = static_cast<uint8_t>(sc);
-    s[j + 4] = static_cast<uint8_t>(m);
-  } else {  // ORs into bytes 0..7, so sub-blocks 0..3 must be written first
-    s[j + 4] = static_cast<uint8_t>((sc & 0x0f) | (m & 0x0f) << 4);
-    s[j - 4] |= static_cast<uint8_t>((sc >> 4) << 6);
-    s[j] |= static_cast<uint8_t>((m >> 4) << 6);
-  }
-}
-
 // Q3_K: sixteen 6-bit scales (stored +32) in 12 bytes. Low 4 bits: nibbles of bytes 0..7
 // (sub-blocks 0..7 low nibble, 8..15 high nibble); top 2 bits: byte 8 + j%4, bits 2*(j/4).
 int scale_q3k(const uint8_t* s, int j) {
@@ -132,6 +113,26 @@ void quantize_k4_layout(const float* x, int nmax, ScaleScan scan, uint16_t& d, u
 }
 
 }  // namespace
+
+// Q4_K / Q5_K: eight 6-bit scales and eight 6-bit mins in 12 bytes. Sub-blocks 0..3 use the
+// low 6 bits of bytes 0..3 (scale) and 4..7 (min); sub-blocks 4..7 keep their low 4 bits in
+// the nibbles of bytes 8..11 and their top 2 bits in the spare top bits of bytes 0..7.
+std::pair<int, int> scale_min_k4(const uint8_t* s, int j) {
+  if (j < 4) return {s[j] & 63, s[j + 4] & 63};
+  return {(s[j + 4] & 0x0f) | (s[j - 4] >> 6) << 4, (s[j + 4] >> 4) | (s[j] >> 6) << 4};
+}
+
+void set_scale_min_k4(uint8_t* s, int j, int sc, int m) {
+  if (j < 4) {
+    s[j] = static_cast<uint8_t>(sc);
+    s[j + 4] = static_cast<uint8_t>(m);
+  } else {  // ORs into bytes 0..7, so sub-blocks 0..3 must be written first
+    s[j + 4] = static_cast<uint8_t>((sc & 0x0f) | (m & 0x0f) << 4);
+    s[j - 4] |= static_cast<uint8_t>((sc >> 4) << 6);
+    s[j] |= static_cast<uint8_t>((m >> 4) << 6);
+  }
+}
+
 
 // ---- Q2_K -----------------------------------------------------------------------------
 

@@ -231,14 +231,18 @@ class InterleavedMatmul : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
   const TensorType type = GetParam();
-  const int64_t n_in = 320, n_out = 24;
+  const int64_t n_in = type == TensorType::Q4_K ? 512 : 320, n_out = 24;
   TestMatrix w(type, n_in, n_out, 31);
+  const auto row_at = [&](int64_t o) { return w.bytes.begin() + o * w.m.row_bytes; };
   if (type == TensorType::Q8_0) {
     w.bytes[5 * w.m.row_bytes + 2] = 0x80;  // row 5, block 0: a level of -128
     w.bytes[17 * w.m.row_bytes + 40] = 0x7f;
+  } else if (type == TensorType::Q4_K) {  // row 5, block 0: levels 0; row 17: scales, mins, levels at the top
+    std::fill(row_at(5) + 16, row_at(5) + 144, 0);
+    std::fill(row_at(17) + 4, row_at(17) + 144, 0xff);
   } else {  // block 0 (row_bytes / 10 bytes) of rows 5 and 17: every level at the bottom, at the top
-    std::fill(w.bytes.begin() + 5 * w.m.row_bytes + 2, w.bytes.begin() + 5 * w.m.row_bytes + w.m.row_bytes / 10, 0);
-    std::fill(w.bytes.begin() + 17 * w.m.row_bytes + 2, w.bytes.begin() + 17 * w.m.row_bytes + w.m.row_bytes / 10, 0xff);
+    std::fill(row_at(5) + 2, row_at(5) + w.m.row_bytes / 10, 0);
+    std::fill(row_at(17) + 2, row_at(17) + w.m.row_bytes / 10, 0xff);
   }
   TestMatrix packed = w;
   packed.m.data = packed.bytes.data();
@@ -287,8 +291,8 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BlocksOf32, InterleavedMatmul,
-                         ::testing::Values(TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0),
+INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatmul,
+                         ::testing::Values(TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0, TensorType::Q4_K),
                          [](const auto& info) { return std::string(gguf::type_name(info.param)); });
 
 }  // namespace
