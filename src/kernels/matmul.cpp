@@ -35,7 +35,7 @@ bool can_interleave(const Matrix& w) {
 
 void interleave_rows(Matrix& w, ThreadPool& pool) {
   if (!can_interleave(w))
-    throw std::invalid_argument("interleave_rows: not Q8_0, Q5_0, Q4_0 or Q4_K in whole groups of 8 rows");
+    throw std::invalid_argument("interleave_rows: no interleaved layout, or not whole groups of 8 rows");
   auto* data = const_cast<uint8_t*>(w.data);  // the caller made this memory writable
   const uint64_t group_bytes = tensor::kInterleaveRows * w.row_bytes;
   pool.run(w.n_out / tensor::kInterleaveRows, [&](int64_t g0, int64_t g1, int) {

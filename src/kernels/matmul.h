@@ -23,7 +23,7 @@ struct Matrix {
   int64_t n_in = 0;    // row length (ggml ne[0])
   int64_t n_out = 0;   // number of rows
   uint64_t row_bytes = 0;
-  // Q8_0, Q5_0, Q4_0 or Q4_K rows regrouped in place by interleave_rows() (tensor/interleave.h): rows o..o+7 of
+  // Q8_0, Q5_0, Q4_0, Q4_K or Q6_K rows regrouped in place by interleave_rows() (tensor/interleave.h): rows o..o+7 of
   // a group start at data + o * row_bytes as one interleaved group.
   bool interleaved = false;
 };
@@ -31,7 +31,7 @@ struct Matrix {
 // Whether this CPU's best kernels read interleaved matrices faster than plain rows (the
 // x86 targets; elsewhere interleaved rows would be unpacked one by one).
 bool interleaving_pays();
-// Whether interleave_rows() applies: Q8_0, Q5_0, Q4_0 or Q4_K with whole groups of 8 rows.
+// Whether interleave_rows() applies: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K with whole groups of 8 rows.
 bool can_interleave(const Matrix& w);
 // Rewrites w's rows (writable memory) in the interleaved layout, on the pool's threads.
 void interleave_rows(Matrix& w, ThreadPool& pool);

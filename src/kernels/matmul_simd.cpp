@@ -235,7 +235,7 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
   }
 }
 
-// An interleaved matrix (Q8_0, Q5_0, Q4_0, Q4_K): whole groups of 8 rows with InterleavedDot, rows of a group the
+// An interleaved matrix (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K): whole groups of 8 rows with InterleavedDot, rows of a group the
 // range cuts one at a time.
 void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
                       FusedActs& fused) {

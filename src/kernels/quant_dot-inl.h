@@ -476,11 +476,78 @@ void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   for (int r = 0; r < NR; ++r) hn::StoreU(hn::Sub(sum[r], sum_mins[r]), DF(), out + 8 * r);
 }
 
-// The interleaved kernel for Block's rows: Q4_K's, or the one for blocks of 32.
+// Q6_K rows interleaved by 8 (tensor/interleave.h) × NR Q8_K activation rows: out[r * 8 + j]
+// is the dot product of the group's row j with activation row r. The levels go in unsigned
+// (u = level + 32); per super-block and lane (row) the integer sum is
+// Σ_g sc_g · (u_g · a_g) − 32 · Σ_g sc_g · (a's sum over group g) = Σ_g sc_g · (level_g · a_g),
+// exactly, then sum += (da · d) · isum as in the reference, so the result equals it bit for bit.
+template <int NR>
+void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+  constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ6_K);
+  const DU8 du;
+  const DI16 d16;
+  const hn::Full128<int8_t> d8x16;
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  VF sum[NR];
+  for (auto& v : sum) v = hn::Zero(DF());
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const uint8_t* block = group + b * kBlockBytes;
+    PrefetchAhead<kBlockBytes>(block);
+    const VF d = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block)));
+    // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
+    const auto scale_pairs = [&](int j) {
+      return hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, reinterpret_cast<const int8_t*>(block + 16 + 16 * j))));
+    };
+    VI32 isum[NR];
+    for (auto& v : isum) v = hn::Zero(DI32());
+    for (int j = 0; j < 8; ++j) {
+      const uint8_t* levels = block + 144 + 192 * j;
+      VU8 w[8];
+      for (int m = 0; m < 4; ++m) {
+        const VU8 nibbles = hn::LoadU(du, levels + 32 * m);
+        w[2 * m] = Nibbles<0>(nibbles);
+        w[2 * m + 1] = Nibbles<4>(nibbles);
+      }
+      for (int v = 0; v < 2; ++v) {
+        const VU8 top = hn::LoadU(du, levels + 128 + 32 * v);
+        for (int h = 0; h < 4; ++h) w[4 * v + h] = hn::Or(w[4 * v + h], hn::ShiftLeft<4>(TwoBits(top, h)));
+      }
+      const VI32 pairs = scale_pairs(j);
+      const VI32 scale_lo = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs)), scale_hi = hn::ShiftRight<16>(pairs);
+      for (int r = 0; r < NR; ++r) {
+        const int8_t* q = a[r].q + 256 * b + 32 * j;
+        VI32 s_lo = hn::Zero(DI32()), s_hi = hn::Zero(DI32());  // elements 0..15 and 16..31
+        for (int k = 0; k < 4; ++k) {
+          int32_t q_lo, q_hi;
+          std::memcpy(&q_lo, q + 4 * k, 4);
+          std::memcpy(&q_hi, q + 16 + 4 * k, 4);
+          s_lo = DotBytes(s_lo, w[k], hn::BitCast(DI8(), hn::Set(DI32(), q_lo)));
+          s_hi = DotBytes(s_hi, w[4 + k], hn::BitCast(DI8(), hn::Set(DI32(), q_hi)));
+        }
+        isum[r] = hn::Add(isum[r], hn::Add(hn::Mul(s_lo, scale_lo), hn::Mul(s_hi, scale_hi)));
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const int16_t* bsums = a[r].bsums + 16 * b;
+      VI32 offset = hn::Zero(DI32());
+      for (int j = 0; j < 8; ++j) {
+        int32_t pair;
+        std::memcpy(&pair, bsums + 2 * j, 4);
+        offset = hn::Add(offset, VI32{_mm256_madd_epi16(scale_pairs(j).raw, hn::Set(DI32(), pair).raw)});
+      }
+      isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(offset));
+      sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(hn::Set(DF(), a[r].d[b]), d), hn::ConvertTo(DF(), isum[r])));
+    }
+  }
+  for (int r = 0; r < NR; ++r) hn::StoreU(sum[r], DF(), out + 8 * r);
+}
+
+// The interleaved kernel for Block's rows: Q4_K's, Q6_K's, or the one for blocks of 32.
 template <class Block, int NR>
 HWY_INLINE void InterleavedKernel(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
                                   float* out) {
   if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) DotQ4_Kx8<NR>(group, n, a, out);
+  else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>) DotQ6_Kx8<NR>(group, n, a, out);
   else DotBlock32x8<Block, NR>(group, n, a, minus_128_sums, out);
 }
 
@@ -504,13 +571,15 @@ void InterleavedDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int
 }
 
 // out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr
-// (1..kInterleavedTileRows); type: Q8_0, Q5_0, Q4_0 or Q4_K (minus_128_sums unused).
+// (1..kInterleavedTileRows); type: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K (the K-quants do not use
+// minus_128_sums).
 inline void InterleavedDot(TensorType type, const uint8_t* group, int64_t n, const Q8Row* a,
                            const int32_t* minus_128_sums, int nr, float* out) {
   switch (type) {
     case TensorType::Q8_0: return InterleavedDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
     case TensorType::Q5_0: return InterleavedDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
     case TensorType::Q4_K: return InterleavedDotOf<tensor::BlockQ4_K>(group, n, a, minus_128_sums, nr, out);
+    case TensorType::Q6_K: return InterleavedDotOf<tensor::BlockQ6_K>(group, n, a, minus_128_sums, nr, out);
     default: return InterleavedDotOf<tensor::BlockQ4_0>(group, n, a, minus_128_sums, nr, out);
   }
 }

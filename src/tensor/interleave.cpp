@@ -26,6 +26,7 @@ size_t file_block_bytes(TensorType type) {
     case TensorType::Q5_0: return sizeof(BlockQ5_0);
     case TensorType::Q4_0: return sizeof(BlockQ4_0);
     case TensorType::Q4_K: return sizeof(BlockQ4_K);
+    case TensorType::Q6_K: return sizeof(BlockQ6_K);
     default: throw std::invalid_argument("no interleaved layout for this type");
   }
 }
@@ -129,13 +130,63 @@ void deinterleave_q4_k_block(const uint8_t* in, int row, uint8_t* out) {
   std::memcpy(out, &b, sizeof b);
 }
 
+// ---- Q6_K (see the header) ----
+constexpr size_t kQ6KScales = 16, kQ6KLevels = 144, kQ6KSubBlock = 192;
+
+// u (0..63) of element e of a Q6_K block: low 4 bits from ql, top 2 from qh.
+uint8_t q6_k_level(const BlockQ6_K& b, int e) {
+  const int c = e / 128, group = e % 128 / 32, l = e % 32;
+  const uint8_t low = (b.ql[64 * c + 32 * (group % 2) + l] >> (4 * (group / 2))) & 0x0f;
+  return static_cast<uint8_t>(low | ((b.qh[32 * c + l] >> (2 * group)) & 3) << 4);
+}
+
+void set_q6_k_level(BlockQ6_K& b, int e, uint8_t u) {  // b starts zeroed
+  const int c = e / 128, group = e % 128 / 32, l = e % 32;
+  b.ql[64 * c + 32 * (group % 2) + l] |= static_cast<uint8_t>((u & 0x0f) << (4 * (group / 2)));
+  b.qh[32 * c + l] |= static_cast<uint8_t>((u >> 4) << (2 * group));
+}
+
+void interleave_q6_k_block(const uint8_t* const* in, uint8_t* out) {
+  std::memset(out, 0, kInterleaveRows * sizeof(BlockQ6_K));
+  for (int row = 0; row < kInterleaveRows; ++row) {
+    BlockQ6_K b;
+    std::memcpy(&b, in[row], sizeof b);
+    std::memcpy(out + 2 * row, &b.d, 2);
+    for (int g = 0; g < 16; ++g) out[kQ6KScales + 16 * (g / 2) + 2 * row + g % 2] = static_cast<uint8_t>(b.scales[g]);
+    for (int e = 0; e < kSuperBlock; ++e) {
+      const uint8_t u = q6_k_level(b, e);
+      const int j = e / 32, k = e % 32 / 4, p = 4 * row + e % 4;  // sub-block, chunk, byte of the chunk
+      uint8_t* sub = out + kQ6KLevels + kQ6KSubBlock * j;
+      sub[32 * (k / 2) + p] |= static_cast<uint8_t>(k % 2 ? (u & 0x0f) << 4 : u & 0x0f);
+      sub[128 + 32 * (k / 4) + p] |= static_cast<uint8_t>((u >> 4) << (2 * (k % 4)));
+    }
+  }
+}
+
+void deinterleave_q6_k_block(const uint8_t* in, int row, uint8_t* out) {
+  BlockQ6_K b{};
+  std::memcpy(&b.d, in + 2 * row, 2);
+  for (int g = 0; g < 16; ++g) b.scales[g] = static_cast<int8_t>(in[kQ6KScales + 16 * (g / 2) + 2 * row + g % 2]);
+  for (int e = 0; e < kSuperBlock; ++e) {
+    const int j = e / 32, k = e % 32 / 4, p = 4 * row + e % 4;
+    const uint8_t* sub = in + kQ6KLevels + kQ6KSubBlock * j;
+    const uint8_t nibbles = sub[32 * (k / 2) + p];
+    const uint8_t low = k % 2 ? nibbles >> 4 : nibbles & 0x0f;
+    set_q6_k_level(b, e, static_cast<uint8_t>(low | ((sub[128 + 32 * (k / 4) + p] >> (2 * (k % 4))) & 3) << 4));
+  }
+  std::memcpy(out, &b, sizeof b);
+}
+
 }  // namespace
 
 bool has_interleaved_layout(TensorType type) {
-  return type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0 || type == TensorType::Q4_K;
+  return type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0 ||
+         type == TensorType::Q4_K || type == TensorType::Q6_K;
 }
 
-int64_t interleaved_block_elems(TensorType type) { return type == TensorType::Q4_K ? kSuperBlock : kLegacyBlock; }
+int64_t interleaved_block_elems(TensorType type) {
+  return type == TensorType::Q4_K || type == TensorType::Q6_K ? kSuperBlock : kLegacyBlock;
+}
 
 size_t interleaved_block_bytes(TensorType type) { return kInterleaveRows * file_block_bytes(type); }
 
@@ -143,11 +194,15 @@ void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
   const int64_t blocks = n / interleaved_block_elems(type);
   const size_t block_bytes = file_block_bytes(type), row_bytes = static_cast<size_t>(blocks) * block_bytes;
   std::memcpy(tmp, rows, kInterleaveRows * row_bytes);
-  if (type == TensorType::Q4_K) {
+  if (type == TensorType::Q4_K || type == TensorType::Q6_K) {
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* in[kInterleaveRows];
       for (int j = 0; j < kInterleaveRows; ++j) in[j] = tmp + j * row_bytes + b * block_bytes;
-      interleave_q4_k_block(in, rows + b * interleaved_block_bytes(type));
+      uint8_t* out = rows + b * interleaved_block_bytes(type);
+      if (type == TensorType::Q4_K)
+        interleave_q4_k_block(in, out);
+      else
+        interleave_q6_k_block(in, out);
     }
     return;
   }
@@ -165,9 +220,14 @@ void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
 
 void deinterleave_row(TensorType type, const uint8_t* group, int64_t n, int lane, uint8_t* out) {
   const size_t block_bytes = file_block_bytes(type);
-  if (type == TensorType::Q4_K) {
-    for (int64_t b = 0; b < n / kSuperBlock; ++b)
-      deinterleave_q4_k_block(group + b * interleaved_block_bytes(type), lane, out + b * block_bytes);
+  if (type == TensorType::Q4_K || type == TensorType::Q6_K) {
+    for (int64_t b = 0; b < n / kSuperBlock; ++b) {
+      const uint8_t* in = group + b * interleaved_block_bytes(type);
+      if (type == TensorType::Q4_K)
+        deinterleave_q4_k_block(in, lane, out + b * block_bytes);
+      else
+        deinterleave_q6_k_block(in, lane, out + b * block_bytes);
+    }
     return;
   }
   for (int64_t b = 0; b < n / kLegacyBlock; ++b) {

@@ -1,4 +1,4 @@
-// Rows of Q8_0, Q5_0, Q4_0 and Q4_K interleaved in groups of 8: the layout
+// Rows of Q8_0, Q5_0, Q4_0, Q4_K and Q6_K interleaved in groups of 8: the layout
 // the x86 matmul kernels read fastest, made in place from 8 consecutive rows at model load
 // (same size).
 //
@@ -19,6 +19,11 @@
 // the low 4 bits of scale and min in the two nibbles of byte 32 + i, the top 2 bits of each
 // (scale's in bits 0-1, min's in bits 2-3) in a nibble of byte 96 + i % 32 (low nibble for
 // i < 32); then sub-block j's levels (0..15) at 128 + 128 j as Q4_0's 4 vectors.
+// Q6_K likewise (8 × 210 bytes): the 8 rows' d (bytes 0..15); their int8 scales of 16
+// elements in pairs, byte 16 + 16 i + 2 row + h holding scale 2i + h of the row; then per
+// sub-block j of 32, at 144 + 192 j, the low 4 bits of its levels u (0..63) as Q4_0's 4
+// vectors and their top 2 bits in 2 more: bits 2h..2h+1 of byte p of vector v belong to
+// byte p of chunk 4v + h.
 #pragma once
 
 #include <cstddef>
@@ -30,12 +35,12 @@ namespace nanoserve::tensor {
 
 inline constexpr int kInterleaveRows = 8;
 
-// Whether rows of `type` have an interleaved layout (Q8_0, Q5_0, Q4_0, Q4_K).
+// Whether rows of `type` have an interleaved layout (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K).
 bool has_interleaved_layout(gguf::TensorType type);
 
-// Bytes of one interleaved block (8 rows × 32 elements, or 256 for Q4_K) of `type`.
+// Bytes of one interleaved block (8 rows × 32 elements, or 256 for the K-quants) of `type`.
 size_t interleaved_block_bytes(gguf::TensorType type);
-// Elements of each row in one interleaved block: 32, or 256 for Q4_K.
+// Elements of each row in one interleaved block: 32, or 256 for the K-quants.
 int64_t interleaved_block_elems(gguf::TensorType type);
 
 // Rewrites 8 consecutive rows of n elements (n a multiple of the block), starting at `rows`, as one

@@ -231,7 +231,8 @@ class InterleavedMatmul : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
   const TensorType type = GetParam();
-  const int64_t n_in = type == TensorType::Q4_K ? 512 : 320, n_out = 24;
+  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  const int64_t n_in = k_quant ? 512 : 320, n_out = 24;
   TestMatrix w(type, n_in, n_out, 31);
   const auto row_at = [&](int64_t o) { return w.bytes.begin() + o * w.m.row_bytes; };
   if (type == TensorType::Q8_0) {
@@ -240,6 +241,11 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
   } else if (type == TensorType::Q4_K) {  // row 5, block 0: levels 0; row 17: scales, mins, levels at the top
     std::fill(row_at(5) + 16, row_at(5) + 144, 0);
     std::fill(row_at(17) + 4, row_at(17) + 144, 0xff);
+  } else if (type == TensorType::Q6_K) {  // block 0: row 5's levels at the bottom, 17's at the top, scales -128 and 127
+    std::fill(row_at(5), row_at(5) + 192, 0);
+    std::fill(row_at(5) + 192, row_at(5) + 208, 0x80);
+    std::fill(row_at(17), row_at(17) + 192, 0xff);
+    std::fill(row_at(17) + 192, row_at(17) + 208, 0x7f);
   } else {  // block 0 (row_bytes / 10 bytes) of rows 5 and 17: every level at the bottom, at the top
     std::fill(row_at(5) + 2, row_at(5) + w.m.row_bytes / 10, 0);
     std::fill(row_at(17) + 2, row_at(17) + w.m.row_bytes / 10, 0xff);
@@ -292,7 +298,8 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatmul,
-                         ::testing::Values(TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0, TensorType::Q4_K),
+                         ::testing::Values(TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0, TensorType::Q4_K,
+                                           TensorType::Q6_K),
                          [](const auto& info) { return std::string(gguf::type_name(info.param)); });
 
 }  // namespace
