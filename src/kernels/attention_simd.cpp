@@ -22,9 +22,10 @@ using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
 constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over a key row
 
-// scores[h * n_kv + p] = scale * q_h·k_p for heads [h0, h0 + nh) and the positions of one run.
-void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first, int64_t count,
-               int head_dim, int64_t n_kv, float scale, float* scores) {
+// scores for head dims that are not a multiple of the vector, or vectors under 4 lanes: one
+// position at a time, each key row widened once for every head.
+void RunScoresOneByOne(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first,
+                       int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
   const DF df;
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
@@ -46,26 +47,96 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t st
   }
 }
 
-// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions of one run.
+#if HWY_TARGET == HWY_SCALAR
+void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first, int64_t count,
+               int head_dim, int64_t n_kv, float scale, float* scores) {
+  RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
+}
+#else
+// The lane sums of a0..a3 as lanes 0..3 of one 128-bit vector: adding interleaved pairs, then
+// interleaved pairs of pairs, sums lanes of one source in each 128-bit block; the blocks are
+// then added half by half. Each result depends on its own source only, in a fixed order, so
+// a position's score is the same whichever positions share its call.
+// (A template, so only the branch of this target's vector size is compiled.)
+template <class D>
+hn::Vec<hn::Full128<float>> LaneSums4(D df, hn::Vec<D> a0, hn::Vec<D> a1, hn::Vec<D> a2, hn::Vec<D> a3) {
+  const hn::Repartition<uint64_t, D> dd;
+  const auto t01 = hn::Add(hn::InterleaveLower(df, a0, a1), hn::InterleaveUpper(df, a0, a1));
+  const auto t23 = hn::Add(hn::InterleaveLower(df, a2, a3), hn::InterleaveUpper(df, a2, a3));
+  const auto lo = hn::InterleaveLower(dd, hn::BitCast(dd, t01), hn::BitCast(dd, t23));
+  const auto hi = hn::InterleaveUpper(dd, hn::BitCast(dd, t01), hn::BitCast(dd, t23));
+  const auto sums = hn::Add(hn::BitCast(df, lo), hn::BitCast(df, hi));
+  if constexpr (hn::MaxLanes(df) == 4) {
+    return sums;
+  } else if constexpr (hn::MaxLanes(df) == 8) {
+    const hn::Full128<float> d128;
+    return hn::Add(hn::LowerHalf(d128, sums), hn::UpperHalf(d128, sums));
+  } else {
+    const hn::Half<D> d256;
+    const hn::Full128<float> d128;
+    const auto half = hn::Add(hn::LowerHalf(d256, sums), hn::UpperHalf(d256, sums));
+    return hn::Add(hn::LowerHalf(d128, half), hn::UpperHalf(d128, half));
+  }
+}
+
+// scores[h * n_kv + p] = scale * q_h·k_p for heads [h0, h0 + nh) and the positions of one run,
+// four positions at a time: their four sums per head reduce together.
+void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first, int64_t count,
+               int head_dim, int64_t n_kv, float scale, float* scores) {
+  const DF df;
+  const DH dh;
+  const int N = static_cast<int>(hn::Lanes(df));
+  if (N < 4 || head_dim % N != 0) return RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
+  const auto* k = reinterpret_cast<const hwy::float16_t*>(k_run);
+  const hn::Full128<float> d4;
+  constexpr int kMaxHeadDim = 256;
+  if (head_dim > kMaxHeadDim) return RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
+  HWY_ALIGN float keys[4 * kMaxHeadDim];  // the tile's key rows, widened once for every head
+  for (int64_t p = 0; p < count; p += 4) {
+    const int np = static_cast<int>(std::min<int64_t>(4, count - p));
+    for (int t = 0; t < np; ++t)
+      for (int i = 0; i < head_dim; i += N)
+        hn::Store(hn::PromoteTo(df, hn::LoadU(dh, k + (p + t) * stride + i)), df, keys + t * head_dim + i);
+    for (int j = 0; j < nh; ++j) {
+      const float* qj = q + (h0 + j) * head_dim;
+      hn::Vec<DF> acc[4] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
+      for (int i = 0; i < head_dim; i += N) {
+        const auto qv = hn::LoadU(df, qj + i);
+        for (int t = 0; t < np; ++t) acc[t] = hn::MulAdd(qv, hn::Load(df, keys + t * head_dim + i), acc[t]);
+      }
+      alignas(16) float dots[4];
+      hn::Store(hn::Mul(LaneSums4(df, acc[0], acc[1], acc[2], acc[3]), hn::Set(d4, scale)), d4, dots);
+      for (int t = 0; t < np; ++t) scores[(h0 + j) * n_kv + first + p + t] = dots[t];
+    }
+  }
+}
+#endif
+
+// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions of one run. Slice by slice
+// of head_dim, the heads' sums stay in registers over every position (the same steps, in the
+// same order, as adding into out position by position).
 void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, int64_t stride, int64_t first,
                int64_t count, int head_dim, int64_t n_kv, float* out) {
   const DF df;
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
   const int vec_end = head_dim / N * N;
+  const auto* v = reinterpret_cast<const hwy::float16_t*>(v_run);
+  const float* w = weights + first;
+  for (int i = 0; i < vec_end; i += N) {
+    hn::Vec<DF> acc[kHeadBatch];
+    for (int j = 0; j < nh; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
+    for (int64_t p = 0; p < count; ++p) {
+      const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
+      for (int j = 0; j < nh; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * n_kv + p]), vv, acc[j]);
+    }
+    for (int j = 0; j < nh; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
+  }
   for (int64_t p = 0; p < count; ++p) {
     const uint16_t* v_bits = v_run + p * stride;
-    const auto* v = reinterpret_cast<const hwy::float16_t*>(v_bits);
-    for (int i = 0; i < vec_end; i += N) {
-      const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + i));  // widened once for every head
-      for (int j = 0; j < nh; ++j) {
-        float* o = out + (h0 + j) * head_dim + i;
-        hn::StoreU(hn::MulAdd(hn::Set(df, weights[(h0 + j) * n_kv + first + p]), vv, hn::LoadU(df, o)), df, o);
-      }
-    }
     for (int j = 0; j < nh; ++j)
       for (int i = vec_end; i < head_dim; ++i)
-        out[(h0 + j) * head_dim + i] += weights[(h0 + j) * n_kv + first + p] * tensor::f16_to_f32(v_bits[i]);
+        out[(h0 + j) * head_dim + i] += w[(h0 + j) * n_kv + p] * tensor::f16_to_f32(v_bits[i]);
   }
 }
 

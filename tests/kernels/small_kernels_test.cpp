@@ -99,11 +99,12 @@ TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
 }
 
 // Every SIMD target against the reference, for head sizes with and without a vector tail and
-// groups of query heads below, at and above the SIMD kernel's batch of 8.
+// groups of query heads below, at and above the SIMD kernel's batch of 8, over a number of
+// positions that leaves a part tile of the score kernel's four.
 TEST(Attention, EverySimdTargetMatchesReference) {
-  for (int head_dim : {64, 80, 7})
+  for (int head_dim : {64, 80, 128, 7})
     for (int n_q : {1, 7, 10}) {
-      const int n_kv = 300;
+      const int n_kv = 301;
       const int64_t stride = 2 * head_dim;
       const auto kf = random_floats(stride * n_kv, 7), vf = random_floats(stride * n_kv, 8);
       std::vector<uint16_t> k(kf.size()), v(vf.size());
