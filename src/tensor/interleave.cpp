@@ -89,6 +89,26 @@ uint8_t get_level(TensorType type, const uint8_t* block, int k, int p) {
 // ---- Q4_K (see the header): offsets inside one interleaved super-block ----
 constexpr size_t kQ4KScaleLow = 32, kQ4KScaleHigh = 96, kQ4KLevels = 128;
 
+uint32_t load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+void store32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
+
+// Row `row`'s 32 four-bit levels of one sub-block, as nibble `nibble` (0: low, 1: high) of
+// the bytes at src, into the sub-block's 4 nibble vectors: byte 4 row + t of vector m holds
+// element 8m + t (low nibble) and element 8m + 4 + t (high nibble). Four bytes at a time.
+void put_nibble_vectors(const uint8_t* src, int nibble, int row, uint8_t* vectors) {
+  constexpr uint32_t kLow = 0x0f0f0f0f;
+  for (int m = 0; m < 4; ++m) {
+    const uint32_t first = load32(src + 8 * m) >> (4 * nibble) & kLow;
+    const uint32_t second = load32(src + 8 * m + 4) >> (4 * nibble) & kLow;
+    store32(vectors + 32 * m + 4 * row, first | second << 4);
+  }
+}
+
 void interleave_q4_k_block(const uint8_t* const* in, uint8_t* out) {
   std::memset(out, 0, kInterleaveRows * sizeof(BlockQ4_K));
   for (int row = 0; row < kInterleaveRows; ++row) {
@@ -102,11 +122,8 @@ void interleave_q4_k_block(const uint8_t* const* in, uint8_t* out) {
       out[kQ4KScaleLow + i] = static_cast<uint8_t>((sc & 0x0f) | (m & 0x0f) << 4);
       const int high = sc >> 4 | (m >> 4) << 2;
       out[kQ4KScaleHigh + i % 32] |= static_cast<uint8_t>(i < 32 ? high : high << 4);
-      for (int e = 0; e < 32; ++e) {  // element e of sub-block j: nibble j % 2 of qs[32 (j / 2) + e]
-        const uint8_t u = (b.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 0x0f;
-        const int k = e / 4, p = 4 * row + e % 4;  // chunk k of the sub-block, byte p of it
-        out[kQ4KLevels + 128 * j + 32 * (k / 2) + p] |= static_cast<uint8_t>(k % 2 ? u << 4 : u);
-      }
+      // Sub-block j: nibble j % 2 of qs[32 (j / 2) + e].
+      put_nibble_vectors(b.qs + 32 * (j / 2), j % 2, row, out + kQ4KLevels + 128 * j);
     }
   }
 }
@@ -133,19 +150,15 @@ void deinterleave_q4_k_block(const uint8_t* in, int row, uint8_t* out) {
 // ---- Q6_K (see the header) ----
 constexpr size_t kQ6KScales = 16, kQ6KLevels = 144, kQ6KSubBlock = 192;
 
-// u (0..63) of element e of a Q6_K block: low 4 bits from ql, top 2 from qh.
-uint8_t q6_k_level(const BlockQ6_K& b, int e) {
-  const int c = e / 128, group = e % 128 / 32, l = e % 32;
-  const uint8_t low = (b.ql[64 * c + 32 * (group % 2) + l] >> (4 * (group / 2))) & 0x0f;
-  return static_cast<uint8_t>(low | ((b.qh[32 * c + l] >> (2 * group)) & 3) << 4);
-}
-
+// Writes u (0..63) of element e into a Q6_K block: low 4 bits to ql, top 2 to qh.
 void set_q6_k_level(BlockQ6_K& b, int e, uint8_t u) {  // b starts zeroed
   const int c = e / 128, group = e % 128 / 32, l = e % 32;
   b.ql[64 * c + 32 * (group % 2) + l] |= static_cast<uint8_t>((u & 0x0f) << (4 * (group / 2)));
   b.qh[32 * c + l] |= static_cast<uint8_t>((u >> 4) << (2 * group));
 }
 
+// Sub-block j of a Q6_K block is group g = j % 4 of half c = j / 4: element l's low 4 bits
+// are nibble g / 2 of ql[64c + 32 (g % 2) + l], its top 2 bits bits 2g, 2g + 1 of qh[32c + l].
 void interleave_q6_k_block(const uint8_t* const* in, uint8_t* out) {
   std::memset(out, 0, kInterleaveRows * sizeof(BlockQ6_K));
   for (int row = 0; row < kInterleaveRows; ++row) {
@@ -153,12 +166,15 @@ void interleave_q6_k_block(const uint8_t* const* in, uint8_t* out) {
     std::memcpy(&b, in[row], sizeof b);
     std::memcpy(out + 2 * row, &b.d, 2);
     for (int g = 0; g < 16; ++g) out[kQ6KScales + 16 * (g / 2) + 2 * row + g % 2] = static_cast<uint8_t>(b.scales[g]);
-    for (int e = 0; e < kSuperBlock; ++e) {
-      const uint8_t u = q6_k_level(b, e);
-      const int j = e / 32, k = e % 32 / 4, p = 4 * row + e % 4;  // sub-block, chunk, byte of the chunk
+    for (int j = 0; j < 8; ++j) {
+      const int c = j / 4, g = j % 4;
       uint8_t* sub = out + kQ6KLevels + kQ6KSubBlock * j;
-      sub[32 * (k / 2) + p] |= static_cast<uint8_t>(k % 2 ? (u & 0x0f) << 4 : u & 0x0f);
-      sub[128 + 32 * (k / 4) + p] |= static_cast<uint8_t>((u >> 4) << (2 * (k % 4)));
+      put_nibble_vectors(b.ql + 64 * c + 32 * (g % 2), g / 2, row, sub);
+      for (int v = 0; v < 2; ++v) {  // chunk 4v + h's top bits at bits 2h, 2h + 1 of each byte
+        uint32_t top = 0;
+        for (int h = 0; h < 4; ++h) top |= (load32(b.qh + 32 * c + 16 * v + 4 * h) >> (2 * g) & 0x03030303) << (2 * h);
+        store32(sub + 128 + 32 * v + 4 * row, top);
+      }
     }
   }
 }
