@@ -30,6 +30,18 @@ void Sampler::remember(int32_t token) {
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
+  const bool neutral = params_.repeat_penalty == 1.0f && params_.presence_penalty == 0.0f &&
+                       params_.frequency_penalty == 0.0f;
+  if (params_.temperature <= 0.0f && (neutral || history_.empty())) {
+    // Greedy with nothing to adjust: the first largest logit (what the candidate path picks),
+    // without building 150k candidates per token.
+    int32_t token = 0;
+    float best = -INFINITY;
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (logits[i] > best) best = logits[i], token = static_cast<int32_t>(i);
+    remember(token);
+    return token;
+  }
   candidates_.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) candidates_[i] = {logits[i], static_cast<int32_t>(i)};
   apply_penalties();
