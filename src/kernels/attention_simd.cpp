@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "kernels/attention.h"
+#include "kernels/lane_sums-inl.h"
 #include "tensor/fp16.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -53,32 +54,6 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t st
   RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
 }
 #else
-// The lane sums of a0..a3 as lanes 0..3 of one 128-bit vector: adding interleaved pairs, then
-// interleaved pairs of pairs, sums lanes of one source in each 128-bit block; the blocks are
-// then added half by half. Each result depends on its own source only, in a fixed order, so
-// a position's score is the same whichever positions share its call.
-// (A template, so only the branch of this target's vector size is compiled.)
-template <class D>
-hn::Vec<hn::Full128<float>> LaneSums4(D df, hn::Vec<D> a0, hn::Vec<D> a1, hn::Vec<D> a2, hn::Vec<D> a3) {
-  const hn::Repartition<uint64_t, D> dd;
-  const auto t01 = hn::Add(hn::InterleaveLower(df, a0, a1), hn::InterleaveUpper(df, a0, a1));
-  const auto t23 = hn::Add(hn::InterleaveLower(df, a2, a3), hn::InterleaveUpper(df, a2, a3));
-  const auto lo = hn::InterleaveLower(dd, hn::BitCast(dd, t01), hn::BitCast(dd, t23));
-  const auto hi = hn::InterleaveUpper(dd, hn::BitCast(dd, t01), hn::BitCast(dd, t23));
-  const auto sums = hn::Add(hn::BitCast(df, lo), hn::BitCast(df, hi));
-  if constexpr (hn::MaxLanes(df) == 4) {
-    return sums;
-  } else if constexpr (hn::MaxLanes(df) == 8) {
-    const hn::Full128<float> d128;
-    return hn::Add(hn::LowerHalf(d128, sums), hn::UpperHalf(d128, sums));
-  } else {
-    const hn::Half<D> d256;
-    const hn::Full128<float> d128;
-    const auto half = hn::Add(hn::LowerHalf(d256, sums), hn::UpperHalf(d256, sums));
-    return hn::Add(hn::LowerHalf(d128, half), hn::UpperHalf(d128, half));
-  }
-}
-
 // scores[h * n_kv + p] = scale * q_h·k_p for heads [h0, h0 + nh) and the positions of one run,
 // four positions at a time: their four sums per head reduce together.
 void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first, int64_t count,

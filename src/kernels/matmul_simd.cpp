@@ -11,6 +11,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/lane_sums-inl.h"
 #include "kernels/matmul_range.h"
 #include "kernels/quant_dot-inl.h"
 #include "tensor/blocks.h"
@@ -99,28 +100,6 @@ hn::Vec<D32> LevelDot32(const int8_t* w, const int8_t* a) {
   return hn::Add(sum0, sum1);
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-// The lane sums of four vectors of 128 or 256 bits as the four lanes of one 128-bit vector:
-// adding interleaved pairs, then interleaved pairs of pairs, sums lanes of one source each.
-// Cheaper than four SumOfLanes; integer sums, so the order changes nothing.
-template <class V>
-hn::Vec<hn::Full128<int32_t>> LaneSums4(V s0, V s1, V s2, V s3) {
-  const D32 d32;
-  const hn::Repartition<int64_t, D32> d64;
-  const V t01 = hn::Add(hn::InterleaveLower(d32, s0, s1), hn::InterleaveUpper(d32, s0, s1));
-  const V t23 = hn::Add(hn::InterleaveLower(d32, s2, s3), hn::InterleaveUpper(d32, s2, s3));
-  const auto lo = hn::InterleaveLower(d64, hn::BitCast(d64, t01), hn::BitCast(d64, t23));
-  const auto hi = hn::InterleaveUpper(d64, hn::BitCast(d64, t01), hn::BitCast(d64, t23));
-  const V sums = hn::Add(hn::BitCast(d32, lo), hn::BitCast(d32, hi));
-  if constexpr (hn::MaxLanes(d32) == 4) {
-    return sums;
-  } else {  // 256 bits: each half holds partial sums
-    const hn::Full128<int32_t> d128;
-    return hn::Add(hn::LowerHalf(d128, sums), hn::UpperHalf(d128, sums));
-  }
-}
-#endif
-
 // Q8_0 weights straight from their blocks (no level buffer): for each block b of the row,
 // groups[2b] = the exact integer dot product of its 32 levels with the activation's, and
 // groups[2b + 1] = 0, so combine() adds G[2b] + G[2b + 1] to the same sum as from 16-element
@@ -139,7 +118,7 @@ void BlockDotsQ8_0(const uint8_t* wrow, const int8_t* a, int64_t n, int32_t* gro
     const auto s2 = LevelDot32(levels(b + 2), a + (b + 2) * kB);
     const auto s3 = LevelDot32(levels(b + 3), a + (b + 3) * kB);
     alignas(16) int32_t sums[4];
-    hn::Store(LaneSums4(s0, s1, s2, s3), hn::Full128<int32_t>(), sums);
+    hn::Store(LaneSums4(D32(), s0, s1, s2, s3), hn::Full128<int32_t>(), sums);
     for (int k = 0; k < 4; ++k) {
       groups[2 * (b + k)] = sums[k];
       groups[2 * (b + k) + 1] = 0;

@@ -341,6 +341,31 @@ void DotQ6_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
     for (int r = 0; r < NR; ++r) out[i * NR + r] = sum[i][r];
 }
 
+// acc + the byte dot products of w's 8 lanes (4 bytes each) with the 4 activation bytes at q,
+// broadcast to every lane.
+HWY_INLINE VI32 DotBroadcast(VI32 acc, VU8 w, const int8_t* q) {
+  int32_t bytes;
+  std::memcpy(&bytes, q, sizeof bytes);
+  return DotBytes(acc, w, hn::BitCast(DI8(), hn::Set(DI32(), bytes)));
+}
+
+// An interleaved block's 8 chunks against the 32 activation bytes at q, from `init`: lane j
+// is row j's exact integer dot product. Two chains, so each waits on half as many predecessors.
+HWY_INLINE VI32 DotChunks(const VU8 (&w)[8], const int8_t* q, VI32 init) {
+  VI32 s0 = init, s1 = hn::Zero(DI32());
+  for (int k = 0; k < 8; k += 2) {
+    s0 = DotBroadcast(s0, w[k], q + 4 * k);
+    s1 = DotBroadcast(s1, w[k + 1], q + 4 * k + 4);
+  }
+  return hn::Add(s0, s1);
+}
+
+// The 8 fp16 at p (an interleaved block's per-row scales) as floats.
+HWY_INLINE VF HalvesToFloats(const uint8_t* p) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
+}
+
 // The unsigned levels u of chunks 2m and 2m + 1 of an interleaved block (tensor/interleave.h).
 template <class Block>
 HWY_INLINE void InterleavedChunks(const uint8_t* block, int m, VU8& even, VU8& odd) {
@@ -377,27 +402,17 @@ template <class Block, int NR>
 void DotBlock32x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(Block);
   constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
-  const hn::Rebind<hwy::float16_t, DF> dh;
   VF acc[NR];
   for (auto& v : acc) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 32; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
     PrefetchAhead<kBlockBytes>(block);
-    const VF dw = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block)));
+    const VF dw = HalvesToFloats(block);
     VU8 w[8];
     for (int m = 0; m < 4; ++m) InterleavedChunks<Block>(block, m, w[2 * m], w[2 * m + 1]);
     for (int r = 0; r < NR; ++r) {
-      const int8_t* q = a[r].q + 32 * b;
-      // Two chains of byte dot products, so each waits on half as many predecessors.
-      VI32 s0 = hn::Set(DI32(), minus_128_sums[r * (n / 32) + b] >> kShift), s1 = hn::Zero(DI32());
-      for (int k = 0; k < 8; k += 2) {
-        int32_t q0, q1;
-        std::memcpy(&q0, q + 4 * k, 4);
-        std::memcpy(&q1, q + 4 * k + 4, 4);
-        s0 = DotBytes(s0, w[k], hn::BitCast(DI8(), hn::Set(DI32(), q0)));
-        s1 = DotBytes(s1, w[k + 1], hn::BitCast(DI8(), hn::Set(DI32(), q1)));
-      }
-      acc[r] = hn::Add(acc[r], hn::Mul(hn::ConvertTo(DF(), hn::Add(s0, s1)), hn::Mul(dw, hn::Set(DF(), a[r].d[b]))));
+      const VI32 s = DotChunks(w, a[r].q + 32 * b, hn::Set(DI32(), minus_128_sums[r * (n / 32) + b] >> kShift));
+      acc[r] = hn::Add(acc[r], hn::Mul(hn::ConvertTo(DF(), s), hn::Mul(dw, hn::Set(DF(), a[r].d[b]))));
     }
   }
   for (int r = 0; r < NR; ++r) hn::StoreU(acc[r], DF(), out + 8 * r);
@@ -412,15 +427,13 @@ template <int NR>
 void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ4_K);
   const DU8 du;
-  const hn::Rebind<hwy::float16_t, DF> dh;
   const hn::Rebind<uint8_t, DI32> du8x8;
   VF sum[NR], sum_mins[NR];
   for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
     PrefetchAhead<kBlockBytes>(block);
-    const VF d = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block)));
-    const VF dmin = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block + 16)));
+    const VF d = HalvesToFloats(block), dmin = HalvesToFloats(block + 16);
     // The 64 scales and mins (index 8 × sub-block + row) from their low and high bits.
     HWY_ALIGN uint8_t sc[64], mn[64];
     for (int half = 0; half < 2; ++half) {
@@ -440,18 +453,8 @@ void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
         w[2 * m + 1] = Nibbles<4>(nibbles);
       }
       const VI32 scale = hn::PromoteTo(DI32(), hn::LoadU(du8x8, sc + 8 * j));
-      for (int r = 0; r < NR; ++r) {
-        const int8_t* q = a[r].q + 256 * b + 32 * j;
-        VI32 s0 = hn::Zero(DI32()), s1 = hn::Zero(DI32());
-        for (int k = 0; k < 8; k += 2) {
-          int32_t q0, q1;
-          std::memcpy(&q0, q + 4 * k, 4);
-          std::memcpy(&q1, q + 4 * k + 4, 4);
-          s0 = DotBytes(s0, w[k], hn::BitCast(DI8(), hn::Set(DI32(), q0)));
-          s1 = DotBytes(s1, w[k + 1], hn::BitCast(DI8(), hn::Set(DI32(), q1)));
-        }
-        isum[r] = hn::Add(isum[r], hn::Mul(hn::Add(s0, s1), scale));
-      }
+      for (int r = 0; r < NR; ++r)
+        isum[r] = hn::Add(isum[r], hn::Mul(DotChunks(w, a[r].q + 256 * b + 32 * j, hn::Zero(DI32())), scale));
     }
     // Each lane's min as the int16 pair (m, m): one pairwise multiply-add with the pair of
     // the activation's 16-element sums gives m_j × its sum over sub-block j.
@@ -487,13 +490,12 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   const DU8 du;
   const DI16 d16;
   const hn::Full128<int8_t> d8x16;
-  const hn::Rebind<hwy::float16_t, DF> dh;
   VF sum[NR];
   for (auto& v : sum) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
     PrefetchAhead<kBlockBytes>(block);
-    const VF d = hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(block)));
+    const VF d = HalvesToFloats(block);
     // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
     const auto scale_pairs = [&](int j) {
       return hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, reinterpret_cast<const int8_t*>(block + 16 + 16 * j))));
@@ -518,11 +520,8 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
         const int8_t* q = a[r].q + 256 * b + 32 * j;
         VI32 s_lo = hn::Zero(DI32()), s_hi = hn::Zero(DI32());  // elements 0..15 and 16..31
         for (int k = 0; k < 4; ++k) {
-          int32_t q_lo, q_hi;
-          std::memcpy(&q_lo, q + 4 * k, 4);
-          std::memcpy(&q_hi, q + 16 + 4 * k, 4);
-          s_lo = DotBytes(s_lo, w[k], hn::BitCast(DI8(), hn::Set(DI32(), q_lo)));
-          s_hi = DotBytes(s_hi, w[4 + k], hn::BitCast(DI8(), hn::Set(DI32(), q_hi)));
+          s_lo = DotBroadcast(s_lo, w[k], q + 4 * k);
+          s_hi = DotBroadcast(s_hi, w[4 + k], q + 16 + 4 * k);
         }
         isum[r] = hn::Add(isum[r], hn::Add(hn::Mul(s_lo, scale_lo), hn::Mul(s_hi, scale_hi)));
       }
