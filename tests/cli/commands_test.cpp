@@ -20,7 +20,7 @@ CommandResult run(const std::string& args, const std::string& stdin_text = "") {
 }
 
 TEST(Cli, SynthThenInfoDescribesTheModel) {
-  std::string path = ::testing::TempDir() + "/cli-synth-" + std::to_string(getpid()) + ".gguf";
+  std::string path = test::temp_file("cli-synth.gguf");
   CommandResult s = run("synth --arch qwen2 --dims layers=3,embd=512,ff=1024,heads=8,kv_heads=2,head_dim=64,vocab=2048 "
                  "--type Q4_K_M --seed 5 --out " + path);
   ASSERT_EQ(s.status, 0) << s.out << s.err;
@@ -80,7 +80,7 @@ TEST(Cli, ErrorsNameTheProblem) {
   EXPECT_NE(missing.status, 0);
   EXPECT_NE(missing.err.find("/nonexistent.gguf"), std::string::npos) << missing.err;
 
-  std::string junk = ::testing::TempDir() + "/cli-junk-" + std::to_string(getpid()) + ".gguf";
+  std::string junk = test::temp_file("cli-junk.gguf");
   std::ofstream(junk) << "GGUF\x03";
   CommandResult bad = run("info " + junk);
   EXPECT_NE(bad.status, 0);

@@ -1,6 +1,5 @@
 // Writer → reader round trip, and every real GGUF file we have loads.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -155,7 +154,7 @@ TEST(File, PrivateWritableCopyKeepsBytesAndAddresses) {
       {"small", TensorType::F32, {5}, random_bytes(20, 8)},
   };
   const std::string bytes = write_file({{"general.architecture", Value::string("qwen3")}}, tensors, 32);
-  const std::string path = (std::filesystem::temp_directory_path() / ("private-copy-" + std::to_string(::getpid()) + ".gguf")).string();
+  const std::string path = test::temp_file("private-copy.gguf");
   std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   {
     File f = File::open(path);

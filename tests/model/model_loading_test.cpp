@@ -21,7 +21,7 @@ namespace {
 std::string golden(const std::string& name) { return test::shared_path("golden/models/" + name + ".gguf"); }
 
 std::string temp_path(const std::string& tag) {
-  return ::testing::TempDir() + "/model-loading-" + std::to_string(getpid()) + "-" + tag + ".gguf";
+  return test::temp_file("model-loading-" + tag + ".gguf");
 }
 
 // A copy of a GGUF file with edits: metadata values replaced, and each tensor kept, changed

@@ -30,9 +30,8 @@ std::string synth_to_temp(const ModelConfig& c, const std::string& type, uint64_
   o.type = type;
   o.seed = seed;
   o.threads = threads;
-  // The pid keeps parallel test processes (ctest -j) from sharing a file.
-  o.out_path = ::testing::TempDir() + "/synth-" + std::to_string(getpid()) + "-" + c.arch + "-" + type + "-" + std::to_string(seed) + "-" +
-               std::to_string(threads) + ".gguf";
+  o.out_path = test::temp_file("synth-" + c.arch + "-" + type + "-" + std::to_string(seed) + "-" + std::to_string(threads) +
+                              ".gguf");
   synthesize(o);
   return o.out_path;
 }

@@ -200,7 +200,7 @@ TEST(Stress, MockEngine) {
 // A 2-layer qwen3 with a byte vocabulary; a 1 MiB pool holds 2048 positions (512 bytes each),
 // less than eight sequences of up to 900 positions: the newest are preempted now and then.
 TEST(Stress, BatchEngineOnASmallSynthModel) {
-  const std::string model = ::testing::TempDir() + "/stress-synth-" + std::to_string(getpid()) + ".gguf";
+  const std::string model = test::temp_file("stress-synth.gguf");
   const CommandResult synth = run_nanoserve(
       "synth --arch qwen3 --dims layers=2,embd=128,ff=256,heads=2,kv_heads=1,head_dim=64,vocab=259,ctx=4096 "
       "--out " + model);

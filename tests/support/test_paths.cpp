@@ -1,6 +1,10 @@
 #include "support/test_paths.h"
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <mutex>
+#include <vector>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -22,6 +26,24 @@ std::string read_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string temp_file(const std::string& name) {
+  // Removes every registered path at exit (a static's destructor), whatever the tests did.
+  struct Registry {
+    std::mutex mutex;
+    std::vector<std::string> paths;
+    ~Registry() {
+      std::error_code ignored;
+      for (const std::string& p : paths) std::filesystem::remove(p, ignored);
+    }
+  };
+  static Registry registry;
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("nanoserve-test-" + std::to_string(getpid()) + "-" + name)).string();
+  std::lock_guard lock(registry.mutex);
+  registry.paths.push_back(path);
+  return path;
 }
 
 }  // namespace nanoserve::test
