@@ -17,7 +17,7 @@ namespace {
 struct Case {
   TensorType type;
   int64_t n_in, n_out;
-  bool interleaved = false;  // Q8_0 regrouped by 8 rows, as a loaded model's are on x86
+  bool interleaved = false;  // regrouped by 8 rows, as a loaded model's are on x86 (tensor/interleave.h)
 };
 
 void BM_Matmul(benchmark::State& state, Case c) {
@@ -49,8 +49,10 @@ void BM_Matmul(benchmark::State& state, Case c) {
 
 void Register() {
   const Case cases[] = {
-      {TensorType::Q8_0, 896, 4864}, {TensorType::Q8_0, 896, 4864, true}, {TensorType::Q4_0, 896, 4864}, {TensorType::Q5_0, 896, 4864},
-      {TensorType::Q4_K, 4864, 896}, {TensorType::Q6_K, 4864, 896}, {TensorType::F16, 896, 4864},
+      {TensorType::Q8_0, 896, 4864}, {TensorType::Q8_0, 896, 4864, true}, {TensorType::Q4_0, 896, 4864},
+      {TensorType::Q4_0, 896, 4864, true}, {TensorType::Q5_0, 896, 4864}, {TensorType::Q5_0, 896, 4864, true},
+      {TensorType::Q4_K, 4864, 896}, {TensorType::Q4_K, 4864, 896, true}, {TensorType::Q6_K, 4864, 896},
+      {TensorType::Q6_K, 4864, 896, true}, {TensorType::F16, 896, 4864},
   };
   for (const Case& c : cases) {
     const std::string name = "matmul/" + std::string(gguf::type_name(c.type)) + (c.interleaved ? "x8" : "");

@@ -33,7 +33,7 @@ struct Q8Block32Rows {
   std::vector<float> d;      // rows × n/32
   std::vector<float> s;      // rows × n/32
   std::vector<uint8_t> u;  // rows × n: q + 128, for the fused kernels' unsigned × signed products
-  std::vector<int32_t> minus_128_sums;  // rows × n/32: −128 × the block's level sum (interleaved Q8_0)
+  std::vector<int32_t> minus_128_sums;  // rows × n/32: −128 × the block's level sum (interleaved blocks of 32)
 };
 
 // Q8_K rows (ggml's quantize_row_q8_K): per 256, float d and 16-element level sums.
