@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <memory>
 #include <vector>
 
 #include "kernels/attention.h"
@@ -42,7 +43,7 @@ class KvCache {
   int64_t used_blocks() const { return n_blocks_ - free_blocks(); }
   // Positions the pool holds in all: the most one sequence can ever fill.
   int64_t n_ctx() const { return n_blocks_ * block_size_; }
-  size_t bytes() const { return (k_.size() + v_.size()) * sizeof(uint16_t); }
+  size_t bytes() const { return 2 * n_elements_ * sizeof(uint16_t); }
   size_t block_bytes() const { return bytes() / static_cast<size_t>(n_blocks_); }
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
@@ -74,7 +75,11 @@ class KvCache {
   int64_t kv_dim_, block_size_, n_blocks_;
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
-  std::vector<uint16_t> k_, v_;
+  // Left uninitialized, so the pool's pages become memory only as blocks are first written
+  // (a vector would zero, and so touch, all of it up front); nothing reads a position before
+  // the forward pass writes it.
+  size_t n_elements_ = 0;
+  std::unique_ptr<uint16_t[]> k_, v_;
 };
 
 }  // namespace nanoserve::model
