@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct Rates {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+int32_t argmax(std::span<const float> row) {
+  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
 // For each of `n_seq` sequences one prefill of the prompt, then `n` greedy decode steps that
 // advance every sequence by one row, on a fresh cache. Rates count the tokens of all sequences.
 Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n_seq) {
@@ -52,8 +57,7 @@ Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n
       for (int64_t p = begin; p < std::min(n_prompt, begin + 512); ++p) batch.add(s, p, prompt[p], p == n_prompt - 1);
       m.forward(batch, cache, logits);
     }
-    const auto row = logits.row(0);
-    next[s] = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    next[s] = argmax(logits.row(0));
   }
   const double prefill_s = seconds_since(t0);
   const auto t1 = Clock::now();
@@ -61,10 +65,7 @@ Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n
     batch.clear();
     for (int s = 0; s < n_seq; ++s) batch.add(s, n_prompt + k, next[s], true);
     m.forward(batch, cache, logits);
-    for (int s = 0; s < n_seq; ++s) {
-      const auto row = logits.row(s);
-      next[s] = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-    }
+    for (int s = 0; s < n_seq; ++s) next[s] = argmax(logits.row(s));
   }
   return {n_seq * n_prompt / prefill_s, n_seq * n / seconds_since(t1)};
 }

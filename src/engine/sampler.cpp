@@ -30,9 +30,7 @@ void Sampler::remember(int32_t token) {
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
-  const bool neutral = params_.repeat_penalty == 1.0f && params_.presence_penalty == 0.0f &&
-                       params_.frequency_penalty == 0.0f;
-  if (params_.temperature <= 0.0f && (neutral || history_.empty())) {
+  if (params_.temperature <= 0.0f && !penalties_apply()) {
     // Greedy with nothing to adjust: the first largest logit (what the candidate path picks),
     // without building 150k candidates per token.
     int32_t token = 0;
@@ -58,10 +56,14 @@ int32_t Sampler::sample(std::span<const float> logits) {
   return token;
 }
 
-void Sampler::apply_penalties() {
+bool Sampler::penalties_apply() const {
   const bool neutral = params_.repeat_penalty == 1.0f && params_.presence_penalty == 0.0f &&
                        params_.frequency_penalty == 0.0f;
-  if (neutral || history_.empty()) return;
+  return !neutral && !history_.empty();
+}
+
+void Sampler::apply_penalties() {
+  if (!penalties_apply()) return;
   std::unordered_map<int32_t, int> count;
   for (int32_t t : history_) ++count[t];
   for (const auto& [t, n] : count) {

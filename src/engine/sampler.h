@@ -35,6 +35,7 @@ class Sampler {
   void remember(int32_t token);
 
  private:
+  bool penalties_apply() const;  // a penalty is set and there is history to apply it to
   void apply_penalties();
   void keep_top_k();
   void keep_top_p_and_min_p();

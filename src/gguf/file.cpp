@@ -359,6 +359,19 @@ size_t round_up_page(size_t n) {
   return (n + page - 1) / page * page;
 }
 
+// An anonymous mapping of `span` bytes (a multiple of kHugePage) that starts at a huge-page
+// boundary: one huge page more is mapped, then the unused head and tail are returned.
+// nullptr when the kernel refuses (errno says why).
+uint8_t* map_huge_aligned(size_t span, int prot, int flags) {
+  void* area = ::mmap(nullptr, span + kHugePage, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+  if (area == MAP_FAILED) return nullptr;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(area), end = start + span + kHugePage;
+  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  if (aligned > start) ::munmap(area, aligned - start);
+  if (end > aligned + span) ::munmap(reinterpret_cast<void*>(aligned + span), end - (aligned + span));
+  return reinterpret_cast<uint8_t*>(aligned);
+}
+
 }  // namespace
 
 File File::open(const std::string& path) {
@@ -376,30 +389,24 @@ File File::open(const std::string& path) {
     throw FormatError("magic", 0, path + " is empty");
   }
   // Mapped at a huge-page boundary, so that make_private_writable's copy can keep huge pages
-  // at the same addresses.
-  const size_t reserved = round_up_huge(size) + kHugePage;
-  void* area = ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (area == MAP_FAILED) {
+  // at the same addresses. What lies between the file's end and the next huge page stays
+  // reserved (PROT_NONE), so the whole span is this File's and make_private_writable may
+  // replace it at once.
+  const size_t span = round_up_huge(size);
+  uint8_t* reserved = map_huge_aligned(span, PROT_NONE, MAP_NORESERVE);
+  if (!reserved) {
     int err = errno;
     ::close(fd);
     throw std::runtime_error("cannot reserve address space for " + path + ": " + std::strerror(err));
   }
-  const uintptr_t start = reinterpret_cast<uintptr_t>(area);
-  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-  void* addr = ::mmap(reinterpret_cast<void*>(aligned), size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+  void* addr = ::mmap(reserved, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
   int err = errno;
   ::close(fd);
   if (addr == MAP_FAILED) {
-    ::munmap(area, reserved);
+    ::munmap(reserved, span);
     throw std::runtime_error("cannot mmap " + path + ": " + std::strerror(err));
   }
-  // Return the unused head and tail of the reservation.
-  if (aligned > start) ::munmap(area, aligned - start);
-  const uintptr_t end = aligned + round_up_huge(size);
-  if (start + reserved > end) ::munmap(reinterpret_cast<void*>(end), start + reserved - end);
-  // What lies between the file's end and the next huge page stays reserved (PROT_NONE), so the
-  // whole span is this File's and make_private_writable may replace it at once.
-  std::shared_ptr<void> mapping(addr, [size](void* p) { ::munmap(p, round_up_huge(size)); });
+  std::shared_ptr<void> mapping(addr, [span](void* p) { ::munmap(p, span); });
 
   try {
     File file = parse({static_cast<const uint8_t*>(addr), size});
@@ -413,14 +420,9 @@ File File::open(const std::string& path) {
 void File::make_private_writable() {
   if (!mapping_) throw std::logic_error("make_private_writable: the bytes are not a mapping of this File");
   const size_t size = bytes_.size(), span = round_up_huge(size);
-  void* area = ::mmap(nullptr, span + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (area == MAP_FAILED)
+  uint8_t* copy = map_huge_aligned(span, PROT_READ | PROT_WRITE, 0);
+  if (!copy)
     throw std::runtime_error(std::string("cannot allocate memory for the model's weights: ") + std::strerror(errno));
-  const uintptr_t start = reinterpret_cast<uintptr_t>(area);
-  uint8_t* copy = reinterpret_cast<uint8_t*>((start + kHugePage - 1) / kHugePage * kHugePage);
-  if (reinterpret_cast<uintptr_t>(copy) > start) ::munmap(area, reinterpret_cast<uintptr_t>(copy) - start);
-  if (start + span + kHugePage > reinterpret_cast<uintptr_t>(copy) + span)
-    ::munmap(copy + span, start + span + kHugePage - (reinterpret_cast<uintptr_t>(copy) + span));
   ::madvise(copy, span, MADV_HUGEPAGE);  // a hint: decode reads every page once per token
   // Copied a chunk at a time, each mapped file page released once copied, so the process
   // never holds both copies.

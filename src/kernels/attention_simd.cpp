@@ -23,8 +23,8 @@ using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
 constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over a key row
 
-// scores for head dims that are not a multiple of the vector, or vectors under 4 lanes: one
-// position at a time, each key row widened once for every head.
+// scores for head dims that are not a multiple of the vector or above 256, or vectors under
+// 4 lanes: one position at a time, each key row widened once for every head.
 void RunScoresOneByOne(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first,
                        int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
   const DF df;
@@ -61,11 +61,11 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t st
   const DF df;
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
-  if (N < 4 || head_dim % N != 0) return RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
+  constexpr int kMaxHeadDim = 256;
+  if (N < 4 || head_dim % N != 0 || head_dim > kMaxHeadDim)
+    return RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
   const auto* k = reinterpret_cast<const hwy::float16_t*>(k_run);
   const hn::Full128<float> d4;
-  constexpr int kMaxHeadDim = 256;
-  if (head_dim > kMaxHeadDim) return RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
   HWY_ALIGN float keys[4 * kMaxHeadDim];  // the tile's key rows, widened once for every head
   for (int64_t p = 0; p < count; p += 4) {
     const int np = static_cast<int>(std::min<int64_t>(4, count - p));

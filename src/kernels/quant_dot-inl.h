@@ -366,6 +366,19 @@ HWY_INLINE VF HalvesToFloats(const uint8_t* p) {
   return hn::PromoteTo(DF(), hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p)));
 }
 
+// Per lane, Σ_j pair_j · (bsums[2j], bsums[2j + 1]) for the int16 pairs in each lane of
+// pairs[j]: one pairwise multiply-add per j against the activation's two 16-element sums of
+// sub-block j, broadcast. Exact in int32.
+HWY_INLINE VI32 PairDots(const VI32 (&pairs)[8], const int16_t* bsums) {
+  VI32 sum = hn::Zero(DI32());
+  for (int j = 0; j < 8; ++j) {
+    int32_t pair;
+    std::memcpy(&pair, bsums + 2 * j, sizeof pair);
+    sum = hn::Add(sum, VI32{_mm256_madd_epi16(pairs[j].raw, hn::Set(DI32(), pair).raw)});
+  }
+  return sum;
+}
+
 // The unsigned levels u of chunks 2m and 2m + 1 of an interleaved block (tensor/interleave.h).
 template <class Block>
 HWY_INLINE void InterleavedChunks(const uint8_t* block, int m, VU8& even, VU8& odd) {
@@ -464,13 +477,7 @@ void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
       min_pairs[j] = hn::Or(m, hn::ShiftLeft<16>(m));
     }
     for (int r = 0; r < NR; ++r) {
-      const int16_t* bsums = a[r].bsums + 16 * b;
-      VI32 msum = hn::Zero(DI32());
-      for (int j = 0; j < 8; ++j) {
-        int32_t pair;
-        std::memcpy(&pair, bsums + 2 * j, 4);
-        msum = hn::Add(msum, VI32{_mm256_madd_epi16(min_pairs[j].raw, hn::Set(DI32(), pair).raw)});
-      }
+      const VI32 msum = PairDots(min_pairs, a[r].bsums + 16 * b);
       const VF da = hn::Set(DF(), a[r].d[b]);
       sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(DF(), isum[r])));
       sum_mins[r] = hn::Add(sum_mins[r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(DF(), msum)));
@@ -497,9 +504,10 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
     PrefetchAhead<kBlockBytes>(block);
     const VF d = HalvesToFloats(block);
     // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
-    const auto scale_pairs = [&](int j) {
-      return hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, reinterpret_cast<const int8_t*>(block + 16 + 16 * j))));
-    };
+    VI32 scale_pairs[8];
+    for (int j = 0; j < 8; ++j)
+      scale_pairs[j] =
+          hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, reinterpret_cast<const int8_t*>(block + 16 + 16 * j))));
     VI32 isum[NR];
     for (auto& v : isum) v = hn::Zero(DI32());
     for (int j = 0; j < 8; ++j) {
@@ -514,7 +522,7 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
         const VU8 top = hn::LoadU(du, levels + 128 + 32 * v);
         for (int h = 0; h < 4; ++h) w[4 * v + h] = hn::Or(w[4 * v + h], hn::ShiftLeft<4>(TwoBits(top, h)));
       }
-      const VI32 pairs = scale_pairs(j);
+      const VI32 pairs = scale_pairs[j];
       const VI32 scale_lo = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs)), scale_hi = hn::ShiftRight<16>(pairs);
       for (int r = 0; r < NR; ++r) {
         const int8_t* q = a[r].q + 256 * b + 32 * j;
@@ -527,14 +535,7 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
       }
     }
     for (int r = 0; r < NR; ++r) {
-      const int16_t* bsums = a[r].bsums + 16 * b;
-      VI32 offset = hn::Zero(DI32());
-      for (int j = 0; j < 8; ++j) {
-        int32_t pair;
-        std::memcpy(&pair, bsums + 2 * j, 4);
-        offset = hn::Add(offset, VI32{_mm256_madd_epi16(scale_pairs(j).raw, hn::Set(DI32(), pair).raw)});
-      }
-      isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(offset));
+      isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDots(scale_pairs, a[r].bsums + 16 * b)));
       sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(hn::Set(DF(), a[r].d[b]), d), hn::ConvertTo(DF(), isum[r])));
     }
   }
