@@ -94,7 +94,7 @@ void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts,
                           scratch.fused(thread));
       first += n_out;
     }
-  }, /*grain=*/tensor::kInterleaveRows);  // whole tiles and interleaved groups of weight rows
+  }, /*grain=*/2 * tensor::kInterleaveRows);  // whole tiles and pairs of interleaved groups of weight rows
 }
 
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride) {

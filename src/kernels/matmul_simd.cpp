@@ -229,16 +229,21 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
     const Q8Row* rows = ActRows(acts, act, fused);
     // Blocks of 32 take the offset of their unsigned levels off through these sums.
     const int32_t* sums = act == ActType::Q8_0 ? acts.q8_block32().minus_128_sums.data() : nullptr;
-    float tile[G * kInterleavedTileRows];
+    const int per_call = InterleavedGroupsPerCall(w.type);
+    float tile[2 * G * kInterleavedTileRows];
     for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
       const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
-      for (int64_t o = g0; o < g1; o += G) {
+      for (int64_t o = g0; o < g1;) {
+        const int n_groups = o + per_call * G <= g1 ? per_call : 1;
+        const int64_t width = n_groups * G;
         for (int64_t r0 = c0; r0 < c1; r0 += kInterleavedTileRows) {
           const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
-          InterleavedDot(w.type, w.data + o * w.row_bytes, n, rows + r0, sums ? sums + r0 * nb : nullptr, nr, tile);
+          InterleavedDot(w.type, w.data + o * w.row_bytes, n_groups, n, rows + r0, sums ? sums + r0 * nb : nullptr,
+                         nr, tile);
           for (int r = 0; r < nr; ++r)
-            std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + G * r, G * sizeof(float));
+            std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + width * r, width * sizeof(float));
         }
+        o += width;
       }
     }
   }

@@ -431,6 +431,106 @@ void DotBlock32x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t
   for (int r = 0; r < NR; ++r) hn::StoreU(acc[r], DF(), out + 8 * r);
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// Two consecutive interleaved groups of blocks of 32 at once in 512-bit vectors: lanes 0..7
+// hold the first group's rows, lanes 8..15 the second's. A 512-bit vpdpbusd does the work of
+// two 256-bit ones for the same instruction count, so per activation row a block costs 8
+// byte dot products and one float step for 16 weight rows instead of 8 (the per-lane steps
+// are DotBlock32x8's, so the result is the same bit for bit).
+using DU8W = hn::Full512<uint8_t>;
+using DI32W = hn::Full512<int32_t>;
+using DFW = hn::Full512<float>;
+using VU8W = hn::Vec<DU8W>;
+using VI32W = hn::Vec<DI32W>;
+using VFW = hn::Vec<DFW>;
+
+HWY_INLINE VI32W DotBytesWide(VI32W acc, VU8W u, VI32W s) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc.raw) : "v"(u.raw), "v"(s.raw));
+  return acc;
+}
+
+HWY_INLINE VI32W BroadcastWord(const int8_t* q) {
+  int32_t bytes;
+  std::memcpy(&bytes, q, sizeof bytes);
+  return hn::Set(DI32W(), bytes);
+}
+
+// The 64 bytes at lo (32) and hi (32) as unsigned nibbles, as Nibbles<kShift>.
+template <int kShift>
+HWY_INLINE VU8W NibblesWide(VU8W bytes) {
+  const DU8W du;
+  if constexpr (kShift == 0) return hn::And(bytes, hn::Set(du, 0x0f));
+  else return hn::And(hn::ShiftRight<4>(bytes), hn::Set(du, 0x0f));
+}
+
+// Q5_0's fifth bits of one chunk in both groups (a 32-bit word each) as 0 or 16 per byte.
+HWY_INLINE VU8W FifthBitsWide(const uint8_t* lo_bits, const uint8_t* hi_bits) {
+  uint32_t lo, hi;
+  std::memcpy(&lo, lo_bits, sizeof lo);
+  std::memcpy(&hi, hi_bits, sizeof hi);
+  const uint64_t bits = static_cast<uint64_t>(hi) << 32 | lo;
+  const DU8W du;
+  return hn::IfThenElseZero(hn::LoadMaskBits(du, reinterpret_cast<const uint8_t*>(&bits)), hn::Set(du, 16));
+}
+
+// The unsigned levels of chunks 2m and 2m + 1 of block `lo` (first group) and block `hi`
+// (second group), as InterleavedChunks gives them for one group.
+template <class Block>
+HWY_INLINE void InterleavedChunksWide(const uint8_t* lo, const uint8_t* hi, int m, VU8W& even, VU8W& odd) {
+  const DU8 du;
+  const DU8W duw;
+  const uint8_t* lo_levels = lo + 2 * tensor::kInterleaveRows;
+  const uint8_t* hi_levels = hi + 2 * tensor::kInterleaveRows;
+  if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
+    even = hn::Combine(duw, hn::LoadU(du, hi_levels + 64 * m), hn::LoadU(du, lo_levels + 64 * m));
+    odd = hn::Combine(duw, hn::LoadU(du, hi_levels + 64 * m + 32), hn::LoadU(du, lo_levels + 64 * m + 32));
+  } else {
+    const VU8W nibbles = hn::Combine(duw, hn::LoadU(du, hi_levels + 32 * m), hn::LoadU(du, lo_levels + 32 * m));
+    even = NibblesWide<0>(nibbles);
+    odd = NibblesWide<4>(nibbles);
+    if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {
+      const size_t bits = 128 + 8 * m;
+      even = hn::Or(even, FifthBitsWide(lo_levels + bits, hi_levels + bits));
+      odd = hn::Or(odd, FifthBitsWide(lo_levels + bits + 4, hi_levels + bits + 4));
+    }
+  }
+}
+
+// Two consecutive interleaved groups (the second n / 32 blocks after the first) × NR
+// activation rows: out[r * 16 + j] for the first group's row j, out[r * 16 + 8 + j] for the
+// second's, as DotBlock32x8 would give them.
+template <class Block, int NR>
+void DotBlock32x16(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, float* out) {
+  constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(Block);
+  constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
+  const int64_t nb = n / 32;
+  const uint8_t* second = group + nb * kBlockBytes;
+  const DI32W di;
+  const DFW df;
+  VFW acc[NR];
+  for (auto& v : acc) v = hn::Zero(df);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* lo = group + b * kBlockBytes;
+    const uint8_t* hi = second + b * kBlockBytes;
+    PrefetchAhead<kBlockBytes>(lo);
+    PrefetchAhead<kBlockBytes>(hi);
+    const VFW dw = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
+    VU8W w[8];
+    for (int m = 0; m < 4; ++m) InterleavedChunksWide<Block>(lo, hi, m, w[2 * m], w[2 * m + 1]);
+    for (int r = 0; r < NR; ++r) {
+      const int8_t* q = a[r].q + 32 * b;
+      VI32W s0 = hn::Set(di, minus_128_sums[r * nb + b] >> kShift), s1 = hn::Zero(di);
+      for (int k = 0; k < 8; k += 2) {
+        s0 = DotBytesWide(s0, w[k], BroadcastWord(q + 4 * k));
+        s1 = DotBytesWide(s1, w[k + 1], BroadcastWord(q + 4 * k + 4));
+      }
+      acc[r] = hn::Add(acc[r], hn::Mul(hn::ConvertTo(df, hn::Add(s0, s1)), hn::Mul(dw, hn::Set(df, a[r].d[b]))));
+    }
+  }
+  for (int r = 0; r < NR; ++r) hn::StoreU(acc[r], df, out + 16 * r);
+}
+#endif
+
 // Q4_K rows interleaved by 8 (tensor/interleave.h) × NR Q8_K activation rows: out[r * 8 + j]
 // is the dot product of the group's row j with activation row r. Per super-block and lane
 // (row), as the reference: an exact integer sum Σ_j sc_j · (levels_j · a_j) and one of the
@@ -570,11 +670,49 @@ void InterleavedDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int
   }
 }
 
-// out[r * 8 + j] = dot(row j of the interleaved group, activation row a[r]) for r < nr
+#if HWY_TARGET == HWY_AVX3_DL
+template <class Block>
+void InterleavedPairDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, int nr,
+                          float* out) {
+  switch (nr) {
+    case 1: return qd::DotBlock32x16<Block, 1>(group, n, a, minus_128_sums, out);
+    case 2: return qd::DotBlock32x16<Block, 2>(group, n, a, minus_128_sums, out);
+    case 3: return qd::DotBlock32x16<Block, 3>(group, n, a, minus_128_sums, out);
+    case 4: return qd::DotBlock32x16<Block, 4>(group, n, a, minus_128_sums, out);
+    case 5: return qd::DotBlock32x16<Block, 5>(group, n, a, minus_128_sums, out);
+    case 6: return qd::DotBlock32x16<Block, 6>(group, n, a, minus_128_sums, out);
+    case 7: return qd::DotBlock32x16<Block, 7>(group, n, a, minus_128_sums, out);
+    default: return qd::DotBlock32x16<Block, kInterleavedTileRows>(group, n, a, minus_128_sums, out);
+  }
+}
+#endif
+
+// Interleaved groups of 8 rows that one InterleavedDot call takes for this type: 2 where
+// 512-bit byte dot products exist and the type is a block-of-32 one, else 1.
+inline int InterleavedGroupsPerCall(TensorType type) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0) return 2;
+#endif
+  (void)type;
+  return 1;
+}
+
+// out[r * 8 * n_groups + j] = dot(row j of the interleaved groups (n_groups consecutive
+// groups, 1 or up to InterleavedGroupsPerCall), activation row a[r]) for r < nr
 // (1..kInterleavedTileRows); type: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K (the K-quants do not use
 // minus_128_sums).
-inline void InterleavedDot(TensorType type, const uint8_t* group, int64_t n, const Q8Row* a,
+inline void InterleavedDot(TensorType type, const uint8_t* group, int n_groups, int64_t n, const Q8Row* a,
                            const int32_t* minus_128_sums, int nr, float* out) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (n_groups == 2) {
+    switch (type) {
+      case TensorType::Q8_0: return InterleavedPairDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
+      case TensorType::Q5_0: return InterleavedPairDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
+      default: return InterleavedPairDotOf<tensor::BlockQ4_0>(group, n, a, minus_128_sums, nr, out);
+    }
+  }
+#endif
+  (void)n_groups;
   switch (type) {
     case TensorType::Q8_0: return InterleavedDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
     case TensorType::Q5_0: return InterleavedDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
@@ -632,7 +770,8 @@ inline void FusedDot(TensorType type, const uint8_t* w0, uint64_t row_bytes, int
 }
 #else
 inline bool HasFusedDot(TensorType) { return false; }
-inline void InterleavedDot(TensorType, const uint8_t*, int64_t, const Q8Row*, const int32_t*, int, float*) {}
+inline int InterleavedGroupsPerCall(TensorType) { return 1; }
+inline void InterleavedDot(TensorType, const uint8_t*, int, int64_t, const Q8Row*, const int32_t*, int, float*) {}
 inline int FusedTileRows(TensorType) { return 1; }
 inline void FusedDot(TensorType, const uint8_t*, uint64_t, int64_t, int, const Q8Row*, int, float*) {}
 #endif  // NANOSERVE_FUSED_QUANT_DOT

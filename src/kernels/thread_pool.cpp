@@ -17,7 +17,7 @@ constexpr int kSpinRounds = 1 << 12;
 constexpr int kYieldEvery = 64;
 // Chunks per thread: enough that a late or preempted thread costs little, few enough that
 // claiming them is noise.
-constexpr int64_t kChunksPerThread = 4;
+constexpr int64_t kChunksPerThread = 16;
 constexpr uint64_t kField = 0xffff;
 
 inline void cpu_relax() {

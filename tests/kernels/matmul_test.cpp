@@ -225,30 +225,30 @@ namespace nanoserve::kernels {
 namespace {
 
 // A matrix of blocks of 32 interleaved by 8 rows gives, on every target and for any split
-// of its rows (whole groups, groups cut by the range, a plain row tail), exactly the
-// reference result of the matrix as stored in the file, also with extreme levels.
+// of its rows (whole groups, alone or in the pairs that AVX-512 VNNI takes at once, groups
+// cut by the range, a plain row tail), exactly the reference result of the matrix as stored in the file, also with extreme levels.
 class InterleavedMatmul : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
   const TensorType type = GetParam();
   const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
-  const int64_t n_in = k_quant ? 512 : 320, n_out = 24;
+  const int64_t n_in = k_quant ? 512 : 320, n_out = 40;
   TestMatrix w(type, n_in, n_out, 31);
   const auto row_at = [&](int64_t o) { return w.bytes.begin() + o * w.m.row_bytes; };
   if (type == TensorType::Q8_0) {
     w.bytes[5 * w.m.row_bytes + 2] = 0x80;  // row 5, block 0: a level of -128
-    w.bytes[17 * w.m.row_bytes + 40] = 0x7f;
-  } else if (type == TensorType::Q4_K) {  // row 5, block 0: levels 0; row 17: scales, mins, levels at the top
+    w.bytes[29 * w.m.row_bytes + 40] = 0x7f;
+  } else if (type == TensorType::Q4_K) {  // row 5, block 0: levels 0; row 29: scales, mins, levels at the top
     std::fill(row_at(5) + 16, row_at(5) + 144, 0);
-    std::fill(row_at(17) + 4, row_at(17) + 144, 0xff);
-  } else if (type == TensorType::Q6_K) {  // block 0: row 5's levels at the bottom, 17's at the top, scales -128 and 127
+    std::fill(row_at(29) + 4, row_at(29) + 144, 0xff);
+  } else if (type == TensorType::Q6_K) {  // block 0: row 5's levels at the bottom, 29's at the top, scales -128 and 127
     std::fill(row_at(5), row_at(5) + 192, 0);
     std::fill(row_at(5) + 192, row_at(5) + 208, 0x80);
-    std::fill(row_at(17), row_at(17) + 192, 0xff);
-    std::fill(row_at(17) + 192, row_at(17) + 208, 0x7f);
-  } else {  // block 0 (row_bytes / 10 bytes) of rows 5 and 17: every level at the bottom, at the top
+    std::fill(row_at(29), row_at(29) + 192, 0xff);
+    std::fill(row_at(29) + 192, row_at(29) + 208, 0x7f);
+  } else {  // block 0 (row_bytes / 10 bytes) of rows 5 and 29: every level at the bottom, at the top
     std::fill(row_at(5) + 2, row_at(5) + w.m.row_bytes / 10, 0);
-    std::fill(row_at(17) + 2, row_at(17) + w.m.row_bytes / 10, 0xff);
+    std::fill(row_at(29) + 2, row_at(29) + w.m.row_bytes / 10, 0xff);
   }
   TestMatrix packed = w;
   packed.m.data = packed.bytes.data();
@@ -276,21 +276,21 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
     ASSERT_EQ(via_reference, ref);
     for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
       hwy::SetSupportedTargetsForTest(target);
-      for (int threads : {1, 3}) {  // 3 threads: ranges of 8 rows
+      for (int threads : {1, 3}) {  // 3 threads: ranges of 16 rows
         ThreadPool p(threads);
         MatmulScratch scratch(threads, n_in);
         matmul(packed.m, acts, got.data(), n_out, p, scratch);
         ASSERT_EQ(got, ref) << hwy::TargetName(target) << " rows " << n_rows << " threads " << threads;
       }
-      // A range that cuts groups: rows 3..21 (a cut group, two whole ones, a cut one).
+      // A range that cuts groups: rows 3..37 (a cut group, three whole ones, a cut one).
       MatmulScratch scratch(1, n_in);
       std::fill(got.begin(), got.end(), -1.0f);
       acts.prepare(ActType::Q8_0);
-      matmul_range_simd({&packed.m, &acts, got.data(), n_out}, 3, 21, scratch.row(0), scratch.groups(0),
+      matmul_range_simd({&packed.m, &acts, got.data(), n_out}, 3, 37, scratch.row(0), scratch.groups(0),
                         scratch.fused(0));
       for (int64_t r = 0; r < n_rows; ++r)
         for (int64_t o = 0; o < n_out; ++o)
-          ASSERT_EQ(got[r * n_out + o], o >= 3 && o < 21 ? ref[r * n_out + o] : -1.0f)
+          ASSERT_EQ(got[r * n_out + o], o >= 3 && o < 37 ? ref[r * n_out + o] : -1.0f)
               << hwy::TargetName(target) << " row " << r << " out " << o;
     }
     hwy::SetSupportedTargetsForTest(0);
