@@ -5,6 +5,7 @@
 #define HWY_TARGET_INCLUDE "kernels/attention_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+#include <hwy/cache_control.h>
 #include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
@@ -22,6 +23,16 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
 constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over a key row
+// Cache rows are fetched this many positions ahead: a sequence's cache is usually out of the
+// core's caches (other sequences and layers ran since), and its rows are strided (a row
+// holds every KV head), which the hardware prefetchers follow poorly.
+constexpr int64_t kPrefetchRows = 8;
+
+// Prefetches the head_dim F16 values at each of n rows (stride apart) from `row`.
+HWY_INLINE void PrefetchRows(const uint16_t* row, int64_t n, int64_t stride, int head_dim) {
+  for (int64_t r = 0; r < n; ++r)
+    for (int i = 0; i < head_dim; i += 32) hwy::Prefetch(row + r * stride + i);
+}
 
 // scores for head dims that are not a multiple of the vector or above 256, or vectors under
 // 4 lanes: one position at a time, each key row widened once for every head.
@@ -69,19 +80,31 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t st
   HWY_ALIGN float keys[4 * kMaxHeadDim];  // the tile's key rows, widened once for every head
   for (int64_t p = 0; p < count; p += 4) {
     const int np = static_cast<int>(std::min<int64_t>(4, count - p));
-    for (int t = 0; t < np; ++t)
+    PrefetchRows(k_run + (p + kPrefetchRows) * stride, std::min<int64_t>(4, count - p - kPrefetchRows), stride,
+                 head_dim);
+    // A part tile computes zeros for its missing positions: the loops below stay fixed at four.
+    for (int t = 0; t < 4; ++t)
       for (int i = 0; i < head_dim; i += N)
-        hn::Store(hn::PromoteTo(df, hn::LoadU(dh, k + (p + t) * stride + i)), df, keys + t * head_dim + i);
+        hn::Store(t < np ? hn::PromoteTo(df, hn::LoadU(dh, k + (p + t) * stride + i)) : hn::Zero(df), df,
+                  keys + t * head_dim + i);
     for (int j = 0; j < nh; ++j) {
       const float* qj = q + (h0 + j) * head_dim;
-      hn::Vec<DF> acc[4] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
+      hn::Vec<DF> acc0 = hn::Zero(df), acc1 = hn::Zero(df), acc2 = hn::Zero(df), acc3 = hn::Zero(df);
       for (int i = 0; i < head_dim; i += N) {
         const auto qv = hn::LoadU(df, qj + i);
-        for (int t = 0; t < np; ++t) acc[t] = hn::MulAdd(qv, hn::Load(df, keys + t * head_dim + i), acc[t]);
+        acc0 = hn::MulAdd(qv, hn::Load(df, keys + i), acc0);
+        acc1 = hn::MulAdd(qv, hn::Load(df, keys + head_dim + i), acc1);
+        acc2 = hn::MulAdd(qv, hn::Load(df, keys + 2 * head_dim + i), acc2);
+        acc3 = hn::MulAdd(qv, hn::Load(df, keys + 3 * head_dim + i), acc3);
       }
-      alignas(16) float dots[4];
-      hn::Store(hn::Mul(LaneSums4(df, acc[0], acc[1], acc[2], acc[3]), hn::Set(d4, scale)), d4, dots);
-      for (int t = 0; t < np; ++t) scores[(h0 + j) * n_kv + first + p + t] = dots[t];
+      const auto dots = hn::Mul(LaneSums4(df, acc0, acc1, acc2, acc3), hn::Set(d4, scale));
+      float* out = scores + (h0 + j) * n_kv + first + p;
+      if (np == 4) hn::StoreU(dots, d4, out);
+      else {
+        alignas(16) float part[4];
+        hn::Store(dots, d4, part);
+        for (int t = 0; t < np; ++t) out[t] = part[t];
+      }
     }
   }
 }
@@ -98,10 +121,37 @@ void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, int6
   const int vec_end = head_dim / N * N;
   const auto* v = reinterpret_cast<const hwy::float16_t*>(v_run);
   const float* w = weights + first;
-  for (int i = 0; i < vec_end; i += N) {
+  int i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // Two slices at once where 32 registers hold their sums: twice the independent chains, so
+  // the multiply-adds do not wait on each other's latency.
+  for (; i + 2 * N <= vec_end; i += 2 * N) {
+    hn::Vec<DF> acc[kHeadBatch], acc2[kHeadBatch];
+    for (int j = 0; j < nh; ++j) {
+      acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
+      acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
+    }
+    for (int64_t p = 0; p < count; ++p) {
+      if (p + kPrefetchRows < count) hwy::Prefetch(v + (p + kPrefetchRows) * stride + i);
+      const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
+      const auto vv2 = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i + N));
+      for (int j = 0; j < nh; ++j) {
+        const auto wj = hn::Set(df, w[(h0 + j) * n_kv + p]);
+        acc[j] = hn::MulAdd(wj, vv, acc[j]);
+        acc2[j] = hn::MulAdd(wj, vv2, acc2[j]);
+      }
+    }
+    for (int j = 0; j < nh; ++j) {
+      hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
+      hn::StoreU(acc2[j], df, out + (h0 + j) * head_dim + i + N);
+    }
+  }
+#endif
+  for (; i < vec_end; i += N) {
     hn::Vec<DF> acc[kHeadBatch];
     for (int j = 0; j < nh; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
+      if (p + kPrefetchRows < count) hwy::Prefetch(v + (p + kPrefetchRows) * stride + i);
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
       for (int j = 0; j < nh; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * n_kv + p]), vv, acc[j]);
     }
@@ -119,11 +169,14 @@ void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, int6
 double SoftmaxNumerators(float* scores, int64_t n) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  float max = -INFINITY;
-  for (int64_t p = 0; p < n; ++p) max = std::max(max, scores[p]);
-  const auto vmax = hn::Set(df, max);
-  auto vsum = hn::Zero(df);
+  auto vmax = hn::Set(df, -INFINITY);
   int64_t p = 0;
+  for (; p + N <= n; p += N) vmax = hn::Max(vmax, hn::LoadU(df, scores + p));
+  float max = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  for (; p < n; ++p) max = std::max(max, scores[p]);
+  vmax = hn::Set(df, max);
+  auto vsum = hn::Zero(df);
+  p = 0;
   for (; p + N <= n; p += N) {
     const auto e = hn::Exp(df, hn::Sub(hn::LoadU(df, scores + p), vmax));
     hn::StoreU(e, df, scores + p);
