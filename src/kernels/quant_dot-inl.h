@@ -517,15 +517,14 @@ void DotBlock32x16(const uint8_t* group, int64_t n, const Q8Row* a, const int32_
     const VFW dw = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     VU8W w[8];
     for (int m = 0; m < 4; ++m) InterleavedChunksWide<Block>(lo, hi, m, w[2 * m], w[2 * m + 1]);
-    for (int r = 0; r < NR; ++r) {
-      const int8_t* q = a[r].q + 32 * b;
-      VI32W s0 = hn::Set(di, minus_128_sums[r * nb + b] >> kShift), s1 = hn::Zero(di);
-      for (int k = 0; k < 8; k += 2) {
-        s0 = DotBytesWide(s0, w[k], BroadcastWord(q + 4 * k));
-        s1 = DotBytesWide(s1, w[k + 1], BroadcastWord(q + 4 * k + 4));
-      }
-      acc[r] = hn::Add(acc[r], hn::Mul(hn::ConvertTo(df, hn::Add(s0, s1)), hn::Mul(dw, hn::Set(df, a[r].d[b]))));
-    }
+    // One chain per activation row, the rows' steps interleaved: NR independent chains in
+    // flight, in the order the scheduler sees them.
+    VI32W s[NR];
+    for (int r = 0; r < NR; ++r) s[r] = hn::Set(di, minus_128_sums[r * nb + b] >> kShift);
+    for (int k = 0; k < 8; ++k)
+      for (int r = 0; r < NR; ++r) s[r] = DotBytesWide(s[r], w[k], BroadcastWord(a[r].q + 32 * b + 4 * k));
+    for (int r = 0; r < NR; ++r)
+      acc[r] = hn::Add(acc[r], hn::Mul(hn::ConvertTo(df, s[r]), hn::Mul(dw, hn::Set(df, a[r].d[b]))));
   }
   for (int r = 0; r < NR; ++r) hn::StoreU(acc[r], df, out + 16 * r);
 }
