@@ -112,10 +112,10 @@ HWY_INLINE float Half(const uint8_t* p) {
   return hn::GetLane(hn::PromoteTo(d4, hn::BitCast(dh, hn::Set(du16, bits))));
 }
 
-// The 32 bytes at p as unsigned nibbles: low nibbles (shift 0) or high nibbles (shift 4).
-template <int kShift>
-HWY_INLINE VU8 Nibbles(VU8 bytes) {
-  const DU8 du;
+// Bytes as unsigned nibbles: low nibbles (shift 0) or high nibbles (shift 4).
+template <int kShift, class V>
+HWY_INLINE V Nibbles(V bytes) {
+  const hn::DFromV<V> du;
   if constexpr (kShift == 0) return hn::And(bytes, hn::Set(du, 0x0f));
   else return hn::And(hn::ShiftRight<4>(bytes), hn::Set(du, 0x0f));
 }
@@ -167,8 +167,9 @@ HWY_INLINE VI8 SignedLevels(const uint8_t* block) {
 // block is unpacked once per tile and each activation block loaded once per tile, so the
 // loads per multiply shrink with the tile; accumulators stay in registers.
 // Bits 2g and 2g + 1 of each byte, as 0..3.
-HWY_INLINE VU8 TwoBits(VU8 bytes, int g) {
-  const auto three = hn::Set(DU8(), 3);
+template <class V>
+HWY_INLINE V TwoBits(V bytes, int g) {
+  const auto three = hn::Set(hn::DFromV<V>(), 3);
   switch (g) {
     case 0: return hn::And(bytes, three);
     case 1: return hn::And(hn::ShiftRight<2>(bytes), three);
@@ -455,14 +456,6 @@ HWY_INLINE VI32W BroadcastWord(const int8_t* q) {
   return hn::Set(DI32W(), bytes);
 }
 
-// The 64 bytes at lo (32) and hi (32) as unsigned nibbles, as Nibbles<kShift>.
-template <int kShift>
-HWY_INLINE VU8W NibblesWide(VU8W bytes) {
-  const DU8W du;
-  if constexpr (kShift == 0) return hn::And(bytes, hn::Set(du, 0x0f));
-  else return hn::And(hn::ShiftRight<4>(bytes), hn::Set(du, 0x0f));
-}
-
 // Q5_0's fifth bits of one chunk in both groups (a 32-bit word each) as 0 or 16 per byte.
 HWY_INLINE VU8W FifthBitsWide(const uint8_t* lo_bits, const uint8_t* hi_bits) {
   uint32_t lo, hi;
@@ -486,8 +479,8 @@ HWY_INLINE void InterleavedChunksWide(const uint8_t* lo, const uint8_t* hi, int 
     odd = hn::Combine(duw, hn::LoadU(du, hi_levels + 64 * m + 32), hn::LoadU(du, lo_levels + 64 * m + 32));
   } else {
     const VU8W nibbles = hn::Combine(duw, hn::LoadU(du, hi_levels + 32 * m), hn::LoadU(du, lo_levels + 32 * m));
-    even = NibblesWide<0>(nibbles);
-    odd = NibblesWide<4>(nibbles);
+    even = Nibbles<0>(nibbles);
+    odd = Nibbles<4>(nibbles);
     if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {
       const size_t bits = 128 + 8 * m;
       even = hn::Or(even, FifthBitsWide(lo_levels + bits, hi_levels + bits));
@@ -530,6 +523,19 @@ void DotBlock32x16(const uint8_t* group, int64_t n, const Q8Row* a, const int32_
 }
 #endif
 
+// The 64 scales and mins of an interleaved Q4_K super-block (index 8 × sub-block + row) from
+// their low and high bits.
+HWY_INLINE void Q4_KScalesMins(const uint8_t* block, uint8_t* sc, uint8_t* mn) {
+  const DU8 du;
+  for (int half = 0; half < 2; ++half) {
+    const VU8 low = hn::LoadU(du, block + 32 + 32 * half), high_bits = hn::LoadU(du, block + 96);
+    const VU8 high = half == 0 ? hn::And(high_bits, hn::Set(du, 0x0f)) : hn::ShiftRight<4>(high_bits);
+    hn::Store(hn::Or(hn::And(low, hn::Set(du, 0x0f)), hn::ShiftLeft<4>(hn::And(high, hn::Set(du, 3)))), du,
+              sc + 32 * half);
+    hn::Store(hn::Or(hn::ShiftRight<4>(low), hn::ShiftLeft<4>(hn::ShiftRight<2>(high))), du, mn + 32 * half);
+  }
+}
+
 // Q4_K rows interleaved by 8 (tensor/interleave.h) × NR Q8_K activation rows: out[r * 8 + j]
 // is the dot product of the group's row j with activation row r. Per super-block and lane
 // (row), as the reference: an exact integer sum Σ_j sc_j · (levels_j · a_j) and one of the
@@ -546,15 +552,8 @@ void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
     const uint8_t* block = group + b * kBlockBytes;
     PrefetchAhead<kBlockBytes>(block);
     const VF d = HalvesToFloats(block), dmin = HalvesToFloats(block + 16);
-    // The 64 scales and mins (index 8 × sub-block + row) from their low and high bits.
     HWY_ALIGN uint8_t sc[64], mn[64];
-    for (int half = 0; half < 2; ++half) {
-      const VU8 low = hn::LoadU(du, block + 32 + 32 * half), high_bits = hn::LoadU(du, block + 96);
-      const VU8 high = half == 0 ? hn::And(high_bits, hn::Set(du, 0x0f)) : hn::ShiftRight<4>(high_bits);
-      hn::Store(hn::Or(hn::And(low, hn::Set(du, 0x0f)), hn::ShiftLeft<4>(hn::And(high, hn::Set(du, 3)))), du,
-                sc + 32 * half);
-      hn::Store(hn::Or(hn::ShiftRight<4>(low), hn::ShiftLeft<4>(hn::ShiftRight<2>(high))), du, mn + 32 * half);
-    }
+    Q4_KScalesMins(block, sc, mn);
     VI32 isum[NR];
     for (auto& v : isum) v = hn::Zero(DI32());
     for (int j = 0; j < 8; ++j) {
@@ -641,6 +640,146 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   for (int r = 0; r < NR; ++r) hn::StoreU(sum[r], DF(), out + 8 * r);
 }
 
+#if HWY_TARGET == HWY_AVX3_DL
+// PairDots for 16 lanes (two groups' rows).
+HWY_INLINE VI32W PairDotsWide(const VI32W (&pairs)[8], const int16_t* bsums) {
+  VI32W sum = hn::Zero(DI32W());
+  for (int j = 0; j < 8; ++j) {
+    int32_t pair;
+    std::memcpy(&pair, bsums + 2 * j, sizeof pair);
+    sum = hn::Add(sum, VI32W{_mm512_madd_epi16(pairs[j].raw, hn::Set(DI32W(), pair).raw)});
+  }
+  return sum;
+}
+
+// The 32 bytes at lo (first group) and hi (second group) as one vector.
+HWY_INLINE VU8W LoadPair(const uint8_t* lo, const uint8_t* hi) {
+  const DU8 du;
+  return hn::Combine(DU8W(), hn::LoadU(du, hi), hn::LoadU(du, lo));
+}
+
+// Per sub-block j, the 8 bytes of each group's 64 (index 8 × j + row) side by side:
+// out[16 j + 8 g + row].
+HWY_INLINE void PairBySubBlock(const uint8_t (&groups)[2][64], uint8_t* out) {
+  for (int j = 0; j < 8; ++j)
+    for (int g = 0; g < 2; ++g) std::memcpy(out + 16 * j + 8 * g, groups[g] + 8 * j, 8);
+}
+
+// DotQ4_Kx8 for two consecutive interleaved groups (the second n / 256 super-blocks after
+// the first): out[r * 16 + j], the same per-lane steps, so the same results bit for bit.
+template <int NR>
+void DotQ4_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+  constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ4_K);
+  const uint8_t* second = group + n / 256 * kBlockBytes;
+  const DI32W di;
+  const DFW df;
+  const hn::Rebind<uint8_t, DI32W> du8x16;
+  VFW sum[NR], sum_mins[NR];
+  for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(df);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const uint8_t* lo = group + b * kBlockBytes;
+    const uint8_t* hi = second + b * kBlockBytes;
+    PrefetchAhead<kBlockBytes>(lo);
+    PrefetchAhead<kBlockBytes>(hi);
+    const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
+    const VFW dmin = hn::Combine(df, HalvesToFloats(hi + 16), HalvesToFloats(lo + 16));
+    HWY_ALIGN uint8_t sc[2][64], mn[2][64], sc16[128], mn16[128];
+    Q4_KScalesMins(lo, sc[0], mn[0]);
+    Q4_KScalesMins(hi, sc[1], mn[1]);
+    PairBySubBlock(sc, sc16);
+    PairBySubBlock(mn, mn16);
+    VI32W isum[NR];
+    for (auto& v : isum) v = hn::Zero(di);
+    for (int j = 0; j < 8; ++j) {
+      VU8W w[8];
+      for (int m = 0; m < 4; ++m) {
+        const VU8W nibbles = LoadPair(lo + 128 + 128 * j + 32 * m, hi + 128 + 128 * j + 32 * m);
+        w[2 * m] = Nibbles<0>(nibbles);
+        w[2 * m + 1] = Nibbles<4>(nibbles);
+      }
+      VI32W dots[NR];
+      for (auto& v : dots) v = hn::Zero(di);
+      for (int k = 0; k < 8; ++k)
+        for (int r = 0; r < NR; ++r)
+          dots[r] = DotBytesWide(dots[r], w[k], BroadcastWord(a[r].q + 256 * b + 32 * j + 4 * k));
+      const VI32W scale = hn::PromoteTo(di, hn::LoadU(du8x16, sc16 + 16 * j));
+      for (int r = 0; r < NR; ++r) isum[r] = hn::Add(isum[r], hn::Mul(dots[r], scale));
+    }
+    VI32W min_pairs[8];
+    for (int j = 0; j < 8; ++j) {
+      const VI32W m = hn::PromoteTo(di, hn::LoadU(du8x16, mn16 + 16 * j));
+      min_pairs[j] = hn::Or(m, hn::ShiftLeft<16>(m));
+    }
+    for (int r = 0; r < NR; ++r) {
+      const VI32W msum = PairDotsWide(min_pairs, a[r].bsums + 16 * b);
+      const VFW da = hn::Set(df, a[r].d[b]);
+      sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(df, isum[r])));
+      sum_mins[r] = hn::Add(sum_mins[r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(df, msum)));
+    }
+  }
+  for (int r = 0; r < NR; ++r) hn::StoreU(hn::Sub(sum[r], sum_mins[r]), df, out + 16 * r);
+}
+
+// DotQ6_Kx8 for two consecutive interleaved groups: out[r * 16 + j], bit for bit the same.
+template <int NR>
+void DotQ6_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+  constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ6_K);
+  const uint8_t* second = group + n / 256 * kBlockBytes;
+  const DI16 d16;
+  const hn::Full128<int8_t> d8x16;
+  const DI32W di;
+  const DFW df;
+  VFW sum[NR];
+  for (auto& v : sum) v = hn::Zero(df);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    const uint8_t* lo = group + b * kBlockBytes;
+    const uint8_t* hi = second + b * kBlockBytes;
+    PrefetchAhead<kBlockBytes>(lo);
+    PrefetchAhead<kBlockBytes>(hi);
+    const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
+    VI32W scale_pairs[8];
+    for (int j = 0; j < 8; ++j) {
+      const auto pairs = [&](const uint8_t* block) {
+        return hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, reinterpret_cast<const int8_t*>(block + 16 + 16 * j))));
+      };
+      scale_pairs[j] = hn::Combine(di, pairs(hi), pairs(lo));
+    }
+    VI32W isum[NR];
+    for (auto& v : isum) v = hn::Zero(di);
+    for (int j = 0; j < 8; ++j) {
+      const size_t levels = 144 + 192 * j;
+      VU8W w[8];
+      for (int m = 0; m < 4; ++m) {
+        const VU8W nibbles = LoadPair(lo + levels + 32 * m, hi + levels + 32 * m);
+        w[2 * m] = Nibbles<0>(nibbles);
+        w[2 * m + 1] = Nibbles<4>(nibbles);
+      }
+      for (int v = 0; v < 2; ++v) {
+        const VU8W top = LoadPair(lo + levels + 128 + 32 * v, hi + levels + 128 + 32 * v);
+        for (int h = 0; h < 4; ++h) w[4 * v + h] = hn::Or(w[4 * v + h], hn::ShiftLeft<4>(TwoBits(top, h)));
+      }
+      const VI32W pairs = scale_pairs[j];
+      const VI32W scale_lo = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs)), scale_hi = hn::ShiftRight<16>(pairs);
+      VI32W s_lo[NR], s_hi[NR];  // elements 0..15 and 16..31
+      for (int r = 0; r < NR; ++r) s_lo[r] = s_hi[r] = hn::Zero(di);
+      for (int k = 0; k < 4; ++k)
+        for (int r = 0; r < NR; ++r) {
+          const int8_t* q = a[r].q + 256 * b + 32 * j;
+          s_lo[r] = DotBytesWide(s_lo[r], w[k], BroadcastWord(q + 4 * k));
+          s_hi[r] = DotBytesWide(s_hi[r], w[4 + k], BroadcastWord(q + 16 + 4 * k));
+        }
+      for (int r = 0; r < NR; ++r)
+        isum[r] = hn::Add(isum[r], hn::Add(hn::Mul(s_lo[r], scale_lo), hn::Mul(s_hi[r], scale_hi)));
+    }
+    for (int r = 0; r < NR; ++r) {
+      isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDotsWide(scale_pairs, a[r].bsums + 16 * b)));
+      sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(hn::Set(df, a[r].d[b]), d), hn::ConvertTo(df, isum[r])));
+    }
+  }
+  for (int r = 0; r < NR; ++r) hn::StoreU(sum[r], df, out + 16 * r);
+}
+#endif
+
 // The interleaved kernel for Block's rows: Q4_K's, Q6_K's, or the one for blocks of 32.
 template <class Block, int NR>
 HWY_INLINE void InterleavedKernel(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
@@ -670,6 +809,35 @@ void InterleavedDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
+// The K-quant kernels for two groups keep four accumulators per activation row: at most 4
+// rows fit the registers, so a larger tile is done 4 rows at a time.
+constexpr int kWideKQuantRows = 4;
+
+template <class Block, int NR>
+HWY_INLINE void KQuantPairKernel(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) qd::DotQ4_Kx16<NR>(group, n, a, out);
+  else qd::DotQ6_Kx16<NR>(group, n, a, out);
+}
+
+template <class Block>
+void KQuantPairDotOf(const uint8_t* group, int64_t n, const Q8Row* a, int nr, float* out) {
+  if (nr == 1) {  // decode: the one-group kernels, whose per-super-block setup is cheaper
+    for (int g = 0; g < 2; ++g)
+      qd::InterleavedKernel<Block, 1>(group + g * (n / 256) * tensor::kInterleaveRows * sizeof(Block), n, a, nullptr,
+                                      out + 8 * g);
+    return;
+  }
+  for (int r0 = 0; r0 < nr; r0 += kWideKQuantRows) {
+    float* o = out + 16 * r0;
+    switch (std::min(kWideKQuantRows, nr - r0)) {
+      case 1: KQuantPairKernel<Block, 1>(group, n, a + r0, o); break;
+      case 2: KQuantPairKernel<Block, 2>(group, n, a + r0, o); break;
+      case 3: KQuantPairKernel<Block, 3>(group, n, a + r0, o); break;
+      default: KQuantPairKernel<Block, kWideKQuantRows>(group, n, a + r0, o); break;
+    }
+  }
+}
+
 template <class Block>
 void InterleavedPairDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, int nr,
                           float* out) {
@@ -686,11 +854,13 @@ void InterleavedPairDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const
 }
 #endif
 
-// Interleaved groups of 8 rows that one InterleavedDot call takes for this type: 2 where
-// 512-bit byte dot products exist and the type is a block-of-32 one, else 1.
+// Interleaved groups of 8 rows that one InterleavedDot call takes: 2 where 512-bit byte dot
+// products exist, else 1.
 inline int InterleavedGroupsPerCall(TensorType type) {
 #if HWY_TARGET == HWY_AVX3_DL
-  if (type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0) return 2;
+  if (type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0 || type == TensorType::Q4_K ||
+      type == TensorType::Q6_K)
+    return 2;
 #endif
   (void)type;
   return 1;
@@ -707,6 +877,8 @@ inline void InterleavedDot(TensorType type, const uint8_t* group, int n_groups, 
     switch (type) {
       case TensorType::Q8_0: return InterleavedPairDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
       case TensorType::Q5_0: return InterleavedPairDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
+      case TensorType::Q4_K: return KQuantPairDotOf<tensor::BlockQ4_K>(group, n, a, nr, out);
+      case TensorType::Q6_K: return KQuantPairDotOf<tensor::BlockQ6_K>(group, n, a, nr, out);
       default: return InterleavedPairDotOf<tensor::BlockQ4_0>(group, n, a, minus_128_sums, nr, out);
     }
   }
