@@ -9,6 +9,7 @@
 
 #include "gguf/file.h"
 #include "gguf/writer.h"
+#include "support/test_paths.h"
 
 namespace nanoserve::gguf {
 namespace {
@@ -202,7 +203,7 @@ TEST(Corrupt, BadAlignmentIsRejected) {
 
 TEST(Corrupt, OpenNamesMissingAndEmptyFiles) {
   EXPECT_THROW(File::open("/nonexistent/model.gguf"), std::runtime_error);
-  std::string empty = ::testing::TempDir() + "/empty.gguf";
+  const std::string empty = test::temp_file("empty.gguf");
   { std::ofstream(empty, std::ios::binary); }
   try {
     File::open(empty);
