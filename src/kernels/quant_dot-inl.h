@@ -369,13 +369,20 @@ HWY_INLINE VF HalvesToFloats(const uint8_t* p) {
 
 // Per lane, Σ_j pair_j · (bsums[2j], bsums[2j + 1]) for the int16 pairs in each lane of
 // pairs[j]: one pairwise multiply-add per j against the activation's two 16-element sums of
-// sub-block j, broadcast. Exact in int32.
-HWY_INLINE VI32 PairDots(const VI32 (&pairs)[8], const int16_t* bsums) {
-  VI32 sum = hn::Zero(DI32());
+// sub-block j, broadcast. Exact in int32. V: 8 int32 lanes (one group), or 16 (two groups,
+// AVX-512 VNNI only).
+template <class V>
+HWY_INLINE V PairDots(const V (&pairs)[8], const int16_t* bsums) {
+  const hn::DFromV<V> d;
+  V sum = hn::Zero(d);
   for (int j = 0; j < 8; ++j) {
     int32_t pair;
     std::memcpy(&pair, bsums + 2 * j, sizeof pair);
-    sum = hn::Add(sum, VI32{_mm256_madd_epi16(pairs[j].raw, hn::Set(DI32(), pair).raw)});
+    const V b = hn::Set(d, pair);
+    if constexpr (hn::MaxLanes(d) == 8) sum = hn::Add(sum, V{_mm256_madd_epi16(pairs[j].raw, b.raw)});
+#if HWY_TARGET == HWY_AVX3_DL
+    else sum = hn::Add(sum, V{_mm512_madd_epi16(pairs[j].raw, b.raw)});
+#endif
   }
   return sum;
 }
@@ -641,17 +648,6 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// PairDots for 16 lanes (two groups' rows).
-HWY_INLINE VI32W PairDotsWide(const VI32W (&pairs)[8], const int16_t* bsums) {
-  VI32W sum = hn::Zero(DI32W());
-  for (int j = 0; j < 8; ++j) {
-    int32_t pair;
-    std::memcpy(&pair, bsums + 2 * j, sizeof pair);
-    sum = hn::Add(sum, VI32W{_mm512_madd_epi16(pairs[j].raw, hn::Set(DI32W(), pair).raw)});
-  }
-  return sum;
-}
-
 // The 32 bytes at lo (first group) and hi (second group) as one vector.
 HWY_INLINE VU8W LoadPair(const uint8_t* lo, const uint8_t* hi) {
   const DU8 du;
@@ -711,7 +707,7 @@ void DotQ4_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
       min_pairs[j] = hn::Or(m, hn::ShiftLeft<16>(m));
     }
     for (int r = 0; r < NR; ++r) {
-      const VI32W msum = PairDotsWide(min_pairs, a[r].bsums + 16 * b);
+      const VI32W msum = PairDots(min_pairs, a[r].bsums + 16 * b);
       const VFW da = hn::Set(df, a[r].d[b]);
       sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(df, isum[r])));
       sum_mins[r] = hn::Add(sum_mins[r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(df, msum)));
@@ -772,7 +768,7 @@ void DotQ6_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
         isum[r] = hn::Add(isum[r], hn::Add(hn::Mul(s_lo[r], scale_lo), hn::Mul(s_hi[r], scale_hi)));
     }
     for (int r = 0; r < NR; ++r) {
-      isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDotsWide(scale_pairs, a[r].bsums + 16 * b)));
+      isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDots(scale_pairs, a[r].bsums + 16 * b)));
       sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(hn::Set(df, a[r].d[b]), d), hn::ConvertTo(df, isum[r])));
     }
   }
