@@ -80,8 +80,9 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t st
   HWY_ALIGN float keys[4 * kMaxHeadDim];  // the tile's key rows, widened once for every head
   for (int64_t p = 0; p < count; p += 4) {
     const int np = static_cast<int>(std::min<int64_t>(4, count - p));
-    PrefetchRows(k_run + (p + kPrefetchRows) * stride, std::min<int64_t>(4, count - p - kPrefetchRows), stride,
-                 head_dim);
+    if (p + kPrefetchRows < count)  // as the value pass: no address past the run is formed
+      PrefetchRows(k_run + (p + kPrefetchRows) * stride, std::min<int64_t>(4, count - p - kPrefetchRows), stride,
+                   head_dim);
     // A part tile computes zeros for its missing positions: the loops below stay fixed at four.
     for (int t = 0; t < 4; ++t)
       for (int i = 0; i < head_dim; i += N)
