@@ -1,6 +1,7 @@
 // Matmul kernels on the shapes of qwen2.5-0.5b, one thread, weights and activations in cache
 // or not as the shape decides: 1 activation row (decode) and 64 (a prefill slice).
-// Reports GMAC/s and, for decode, weight GB/s. On a shared machine read the `min` rows
+// Reports GMAC/s and, for decode, weight GB/s; quantize/Q8_0 times the activation rounding
+// that precedes them. On a shared machine read the `min` rows
 // (./build/bench/matmul_bench --benchmark_repetitions=9): the least disturbed run.
 #include <benchmark/benchmark.h>
 
@@ -47,7 +48,25 @@ void BM_Matmul(benchmark::State& state, Case c) {
       benchmark::Counter(static_cast<double>(w.size()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Rounding activation rows to Q8_0 blocks, as every matmul over Q8_0/Q4_0/Q5_0 weights does first.
+void BM_QuantizeQ8_0(benchmark::State& state) {
+  const int64_t rows = state.range(0), n = 4864;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(n * rows);
+  for (auto& v : x) v = dist(rng);
+  Activations acts;
+  for (auto _ : state) {
+    acts.set(x.data(), rows, n, n);
+    acts.prepare(ActType::Q8_0);
+    benchmark::DoNotOptimize(acts.q8_block32().q.data());
+  }
+  state.counters["Gvalues/s"] =
+      benchmark::Counter(static_cast<double>(n * rows) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void Register() {
+  benchmark::RegisterBenchmark("quantize/Q8_0", BM_QuantizeQ8_0)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
   const Case cases[] = {
       {TensorType::Q8_0, 896, 4864}, {TensorType::Q8_0, 896, 4864, true}, {TensorType::Q4_0, 896, 4864},
       {TensorType::Q4_0, 896, 4864, true}, {TensorType::Q5_0, 896, 4864}, {TensorType::Q5_0, 896, 4864, true},

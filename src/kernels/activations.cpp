@@ -32,7 +32,8 @@ ActType act_type_for(TensorType weight_type) {
   }
 }
 
-void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u) {
+void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
+                         int32_t* minus_128_sums) {
   constexpr int kB = tensor::kLegacyBlock;
   for (int64_t b = 0; b < n / kB; ++b, x += kB, q += kB, u += kB) {
     float amax = 0.0f;
@@ -50,6 +51,7 @@ void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* 
     }
     d[b] = tensor::f16_to_f32(tensor::f32_to_f16(scale));
     s[b] = tensor::f16_to_f32(tensor::f32_to_f16(scale * static_cast<float>(sum)));
+    minus_128_sums[b] = -128 * sum;
   }
 }
 
@@ -114,13 +116,7 @@ void Activations::prepare(ActType type, ThreadPool* pool) {
       grow(q8_.minus_128_sums, n_rows_ * nb);
       for_rows([&](int64_t r) {
         quantize_q8_block32_simd(f32(r), n, q8_.q.data() + r * n, q8_.d.data() + r * nb, q8_.s.data() + r * nb,
-                                 q8_.u.data() + r * n);
-        const int8_t* q = q8_.q.data() + r * n;
-        for (int64_t b = 0; b < nb; ++b) {
-          int32_t sum = 0;
-          for (int i = 0; i < tensor::kLegacyBlock; ++i) sum += q[b * tensor::kLegacyBlock + i];
-          q8_.minus_128_sums[r * nb + b] = -128 * sum;
-        }
+                                 q8_.u.data() + r * n, q8_.minus_128_sums.data() + r * nb);
       });
       break;
     }

@@ -68,13 +68,15 @@ class Activations {
   Q8KRows q8k_;
 };
 
-// One row of n floats to Q8_0/Q8_1 form (q, u: n levels; d, s: n/32 each).
-void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u);
+// One row of n floats to Q8_0/Q8_1 form (q, u: n levels; d, s, minus_128_sums: n/32 each).
+void quantize_q8_block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
+                         int32_t* minus_128_sums);
 // One row of n floats to Q8_K form (q: n; d: n/256; bsums: n/16).
 void quantize_q8_k(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums);
 
 // The same, with the SIMD kernels of the best target this CPU supports (bit-identical).
-void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u);
+void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
+                              int32_t* minus_128_sums);
 void quantize_q8_k_simd(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums);
 
 }  // namespace nanoserve::kernels

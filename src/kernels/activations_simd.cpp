@@ -18,20 +18,24 @@ namespace nanoserve::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Rounds x[0..count) * mul to int8 levels in q; returns their sum. count is a multiple of the
-// vector length (32 and 16 are, for every target's float vectors of at most 16 lanes).
-int32_t Levels(const float* x, int count, float mul, int8_t* q) {
+// Rounds x[0..count) * mul to int8 levels in q (and, if u is not null, the levels + 128 in
+// u); returns their sum. count is a multiple of the vector length (32 and 16 are, for every
+// target's float vectors of at most 16 lanes).
+int32_t Levels(const float* x, int count, float mul, int8_t* q, uint8_t* u = nullptr) {
   const hn::ScalableTag<float> df;
   const hn::Rebind<int32_t, decltype(df)> di;
   const hn::Rebind<int16_t, decltype(df)> d16;
   const hn::Rebind<int8_t, decltype(df)> d8;
+  const hn::Rebind<uint8_t, decltype(df)> du8;
   const int N = static_cast<int>(hn::Lanes(df));
   auto sum = hn::Zero(di);
   for (int j = 0; j < count; j += N) {
     // Saturating narrowing clamps to [-128, 127] as the scalar code's clamp does.
     const auto level = hn::NearestInt(hn::Mul(hn::LoadU(df, x + j), hn::Set(df, mul)));
-    hn::StoreU(hn::DemoteTo(d8, hn::DemoteTo(d16, level)), d8, q + j);
-    sum = hn::Add(sum, hn::PromoteTo(di, hn::LoadU(d8, q + j)));
+    const auto level8 = hn::DemoteTo(d8, hn::DemoteTo(d16, level));
+    hn::StoreU(level8, d8, q + j);
+    if (u) hn::StoreU(hn::Xor(hn::BitCast(du8, level8), hn::Set(du8, 0x80)), du8, u + j);
+    sum = hn::Add(sum, hn::PromoteTo(di, level8));
   }
   return hn::GetLane(hn::SumOfLanes(di, sum));
 }
@@ -44,19 +48,34 @@ float AbsMax(const float* x, int count) {
   return hn::GetLane(hn::MaxOfLanes(df, m));
 }
 
-void QuantizeQ8Block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u) {
+// Replaces each of v[0, n) by the float its nearest F16 (ties to even) holds.
+void RoundThroughF16(float* v, int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // F16C's conversion rounds to nearest even, as tensor::f32_to_f16 does; targets without
+  // it emulate the conversion with truncation.
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  for (; i + N <= n; i += N) hn::StoreU(hn::PromoteTo(df, hn::DemoteTo(dh, hn::LoadU(df, v + i))), df, v + i);
+#endif
+  for (; i < n; ++i) v[i] = tensor::f16_to_f32(tensor::f32_to_f16(v[i]));
+}
+
+void QuantizeQ8Block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
+                       int32_t* minus_128_sums) {
   constexpr int kB = tensor::kLegacyBlock;
-  const hn::CappedTag<uint8_t, kB> du;  // at most one block per vector
-  for (int64_t b = 0; b < n / kB; ++b, x += kB, q += kB, u += kB) {
+  const int64_t nb = n / kB;
+  for (int64_t b = 0; b < nb; ++b, x += kB, q += kB, u += kB) {
     const float amax = AbsMax(x, kB);
-    const float scale = amax / 127.0f;
     const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
-    const int32_t sum = Levels(x, kB, inv, q);
-    for (int j = 0; j < kB; j += static_cast<int>(hn::Lanes(du)))
-      hn::StoreU(hn::Xor(hn::LoadU(du, reinterpret_cast<const uint8_t*>(q + j)), hn::Set(du, 0x80)), du, u + j);
-    d[b] = tensor::f16_to_f32(tensor::f32_to_f16(scale));
-    s[b] = tensor::f16_to_f32(tensor::f32_to_f16(scale * static_cast<float>(sum)));
+    const int32_t sum = Levels(x, kB, inv, q, u);
+    d[b] = amax / 127.0f;  // both scales are rounded to F16 below, a vector at a time
+    s[b] = d[b] * static_cast<float>(sum);
+    minus_128_sums[b] = -128 * sum;
   }
+  RoundThroughF16(d, nb);
+  RoundThroughF16(s, nb);
 }
 
 void QuantizeQ8K(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums) {
@@ -87,8 +106,9 @@ namespace nanoserve::kernels {
 HWY_EXPORT(QuantizeQ8Block32);
 HWY_EXPORT(QuantizeQ8K);
 
-void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u) {
-  HWY_DYNAMIC_DISPATCH(QuantizeQ8Block32)(x, n, q, d, s, u);
+void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
+                              int32_t* minus_128_sums) {
+  HWY_DYNAMIC_DISPATCH(QuantizeQ8Block32)(x, n, q, d, s, u, minus_128_sums);
 }
 
 void quantize_q8_k_simd(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums) {

@@ -25,7 +25,8 @@ TEST(Q8Block32, ScaleMultiplierAndRoundingAreLlamaCppX86s) {
   std::vector<int8_t> q(32);
   std::vector<uint8_t> u(32);
   float d, s;
-  quantize_q8_block32(x.data(), 32, q.data(), &d, &s, u.data());
+  int32_t minus_128_sum;
+  quantize_q8_block32(x.data(), 32, q.data(), &d, &s, u.data(), &minus_128_sum);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(u[i], q[i] + 128);
   EXPECT_EQ(q[0], 127);
   EXPECT_EQ(q[1], 2);
@@ -33,6 +34,7 @@ TEST(Q8Block32, ScaleMultiplierAndRoundingAreLlamaCppX86s) {
   EXPECT_EQ(q[3], 0);
   EXPECT_EQ(d, 1.0f);
   EXPECT_EQ(s, 127.0f + 2 - 4);
+  EXPECT_EQ(minus_128_sum, -128 * (127 + 2 - 4));
 }
 
 TEST(Q8Block32, ZeroBlockAndFp16Scales) {
@@ -41,7 +43,8 @@ TEST(Q8Block32, ZeroBlockAndFp16Scales) {
   std::vector<int8_t> q(64);
   std::vector<uint8_t> u(64);
   float d[2], s[2];
-  quantize_q8_block32(x.data(), 64, q.data(), d, s, u.data());
+  int32_t minus_128_sums[2];
+  quantize_q8_block32(x.data(), 64, q.data(), d, s, u.data(), minus_128_sums);
   EXPECT_EQ(d[0], 0.0f);
   EXPECT_EQ(s[0], 0.0f);
   for (int i = 0; i < 32; ++i) EXPECT_EQ(q[i], 0);
@@ -95,21 +98,24 @@ TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
   x[530] = -40.0f;                                        // ±amax: the first one sets the sign
   for (int j = 768; j < 1024; ++j) x[j] = 1e-30f * (j % 7 - 3);
 
-  std::vector<int8_t> q_ref(n), q(n);
-  std::vector<uint8_t> u_ref(n), u(n);
-  std::vector<float> d_ref(n / 32), d(n / 32), s_ref(n / 32), s(n / 32);
-  quantize_q8_block32(x.data(), n, q_ref.data(), d_ref.data(), s_ref.data(), u_ref.data());
+  const int64_t n32 = n - 96;  // 29 blocks of 32: the scales end in a part vector
+  std::vector<int8_t> q_ref(n32), q(n32);
+  std::vector<uint8_t> u_ref(n32), u(n32);
+  std::vector<float> d_ref(n32 / 32), d(n32 / 32), s_ref(n32 / 32), s(n32 / 32);
+  std::vector<int32_t> m_ref(n32 / 32), m(n32 / 32);
+  quantize_q8_block32(x.data(), n32, q_ref.data(), d_ref.data(), s_ref.data(), u_ref.data(), m_ref.data());
   std::vector<int8_t> qk_ref(n), qk(n);
   std::vector<float> dk_ref(n / 256), dk(n / 256);
   std::vector<int16_t> bs_ref(n / 16), bs(n / 16);
   quantize_q8_k(x.data(), n, qk_ref.data(), dk_ref.data(), bs_ref.data());
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
-    quantize_q8_block32_simd(x.data(), n, q.data(), d.data(), s.data(), u.data());
+    quantize_q8_block32_simd(x.data(), n32, q.data(), d.data(), s.data(), u.data(), m.data());
     EXPECT_EQ(q, q_ref) << hwy::TargetName(target);
     EXPECT_EQ(u, u_ref) << hwy::TargetName(target);
     EXPECT_EQ(d, d_ref) << hwy::TargetName(target);
     EXPECT_EQ(s, s_ref) << hwy::TargetName(target);
+    EXPECT_EQ(m, m_ref) << hwy::TargetName(target);
     quantize_q8_k_simd(x.data(), n, qk.data(), dk.data(), bs.data());
     EXPECT_EQ(qk, qk_ref) << hwy::TargetName(target);
     EXPECT_EQ(dk, dk_ref) << hwy::TargetName(target);
