@@ -19,6 +19,16 @@ void grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n);
 }
 
+// Calls fn(r) for each row r < rows, split between the pool's threads for a prompt's hundreds
+// of rows; a decode step's few rows stay on this thread (a dispatch would cost more than them).
+template <class Fn>
+void for_each_row(kernels::ThreadPool& pool, int64_t rows, Fn&& fn) {
+  constexpr int64_t kRowsPerChunk = 16;
+  pool.run(rows, [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r) fn(r);
+  }, kRowsPerChunk);
+}
+
 }  // namespace
 
 void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
@@ -65,14 +75,17 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
   const int64_t rows = static_cast<int64_t>(batch.size());
   const int64_t hd = c.head_dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), half = c.rope_dims() / 2;
 
-  for (int64_t r = 0; r < rows; ++r)
+  for_each_row(pool_, rows, [&](int64_t r) {
     kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.attn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
+  });
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
   kernels::matmul_many({{&w.wq, ws_.q.data(), q_dim}, {&w.wk, ws_.k.data(), kv_dim}, {&w.wv, ws_.v.data(), kv_dim}},
                        acts_, pool_, scratch_);
 
   const kernels::RopeStyle style = c.rope_halves() ? kernels::RopeStyle::Halves : kernels::RopeStyle::Adjacent;
-  for (int64_t r = 0; r < rows; ++r) {
+  // Each row's biases, norms and rotation, and its keys and values into the cache (its own
+  // position: rows never share a cache row).
+  for_each_row(pool_, rows, [&](int64_t r) {
     float* q = ws_.q.data() + r * q_dim;
     float* k = ws_.k.data() + r * kv_dim;
     float* v = ws_.v.data() + r * kv_dim;
@@ -98,7 +111,7 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
       k_cache[i] = tensor::f32_to_f16(k[i]);
       v_cache[i] = tensor::f32_to_f16(v[i]);
     }
-  }
+  });
 
   // Each row's query heads attend to its sequence's positions up to its own (causal), in
   // groups that share a KV head (GQA).
@@ -124,8 +137,9 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
 void Model::ffn_block(int layer, int64_t rows) {
   const ModelConfig& c = config_;
   const LayerWeights& w = weights_.layers[layer];
-  for (int64_t r = 0; r < rows; ++r)
+  for_each_row(pool_, rows, [&](int64_t r) {
     kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.ffn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
+  });
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
   kernels::matmul_many({{&w.w_gate, ws_.gate.data(), c.n_ff}, {&w.w_up, ws_.up.data(), c.n_ff}}, acts_, pool_,
                        scratch_);
