@@ -13,22 +13,22 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
                               float* scores, float* out) {
   const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
   float max = -INFINITY;
-  for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t* k_run, const uint16_t*) {
-    for (int64_t p = 0; p < count; ++p) {
-      const uint16_t* k = k_run + p * kv.stride + offset;
+  for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
+    for (int64_t p = 0; p < run.count; ++p) {
+      const uint16_t* k = run.k + p * kv.stride + offset;
       float dot = 0.0f;
       for (int i = 0; i < head_dim; ++i) dot += q[i] * tensor::f16_to_f32(k[i]);
-      scores[first + p] = dot * scale;
-      max = std::max(max, scores[first + p]);
+      scores[run.first + p] = dot * scale;
+      max = std::max(max, scores[run.first + p]);
     }
   });
   std::fill(out, out + head_dim, 0.0f);
   double sum = 0.0;
-  for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t*, const uint16_t* v_run) {
-    for (int64_t p = 0; p < count; ++p) {
-      const float weight = std::exp(scores[first + p] - max);
+  for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
+    for (int64_t p = 0; p < run.count; ++p) {
+      const float weight = std::exp(scores[run.first + p] - max);
       sum += weight;
-      const uint16_t* v = v_run + p * kv.stride + offset;
+      const uint16_t* v = run.v + p * kv.stride + offset;
       for (int i = 0; i < head_dim; ++i) out[i] += weight * tensor::f16_to_f32(v[i]);
     }
   });

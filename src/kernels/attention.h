@@ -1,6 +1,7 @@
 // Causal self-attention of one query head over a sequence's F16 KV cache.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace nanoserve::kernels {
@@ -18,17 +19,28 @@ struct KvView {
   int64_t block_stride = 0;
 };
 
-// Calls run(first, count, k, v) for each stretch of positions [0, n_kv) stored contiguously
-// (all of them for a flat view, one block at a time for a paged one), in position order.
+// One stretch of positions [first, first + count) stored contiguously: position first + i at
+// k + i * stride (and v + i * stride). next_k / next_v start the following stretch (null for
+// the last), so that a kernel can fetch ahead across the jump between blocks.
+struct KvRun {
+  int64_t first, count;
+  const uint16_t *k, *v, *next_k, *next_v;
+};
+
+// Calls run(KvRun) for each stretch of positions [0, n_kv) stored contiguously (all of them
+// for a flat view, one block at a time for a paged one), in position order.
 template <class Run>
 void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
   if (kv.blocks == nullptr) {
-    if (n_kv > 0) run(int64_t{0}, n_kv, kv.k, kv.v);
+    if (n_kv > 0) run(KvRun{0, n_kv, kv.k, kv.v, nullptr, nullptr});
     return;
   }
   for (int64_t first = 0, b = 0; first < n_kv; first += kv.block_size, ++b) {
     const int64_t offset = kv.blocks[b] * kv.block_stride;
-    run(first, n_kv - first < kv.block_size ? n_kv - first : kv.block_size, kv.k + offset, kv.v + offset);
+    const bool last = first + kv.block_size >= n_kv;
+    const int64_t next = last ? 0 : kv.blocks[b + 1] * kv.block_stride;
+    run(KvRun{first, std::min(n_kv - first, kv.block_size), kv.k + offset, kv.v + offset,
+              last ? nullptr : kv.k + next, last ? nullptr : kv.v + next});
   }
 }
 

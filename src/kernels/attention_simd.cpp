@@ -28,10 +28,25 @@ constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass 
 // holds every KV head), which the hardware prefetchers follow poorly.
 constexpr int64_t kPrefetchRows = 8;
 
-// Prefetches the head_dim F16 values at each of n rows (stride apart) from `row`.
-HWY_INLINE void PrefetchRows(const uint16_t* row, int64_t n, int64_t stride, int head_dim) {
-  for (int64_t r = 0; r < n; ++r)
-    for (int i = 0; i < head_dim; i += 32) hwy::Prefetch(row + r * stride + i);
+// Row `row` of a run of `count` rows, or past its end the matching row of the next run (a
+// run before the last fills its block, so the next block has `count` rows too); null when
+// there is none. Fetching ahead across the jump keeps the next block's first rows from
+// missing (a decode step's sequence spans a block every 16 positions).
+HWY_INLINE const uint16_t* RowAhead(const uint16_t* run, const uint16_t* next, int64_t count, int64_t row,
+                                    int64_t stride) {
+  if (row < count) return run + row * stride;
+  if (next != nullptr && row - count < count) return next + (row - count) * stride;
+  return nullptr;
+}
+
+// Prefetches the head_dim F16 values of n rows from `row` on (see RowAhead).
+HWY_INLINE void PrefetchRows(const uint16_t* run, const uint16_t* next, int64_t count, int64_t row, int64_t n,
+                             int64_t stride, int head_dim) {
+  for (int64_t r = row; r < row + n; ++r) {
+    const uint16_t* at = RowAhead(run, next, count, r, stride);
+    if (at == nullptr) return;
+    for (int i = 0; i < head_dim; i += 32) hwy::Prefetch(at + i);
+  }
 }
 
 // scores for head dims that are not a multiple of the vector or above 256, or vectors under
@@ -60,15 +75,15 @@ void RunScoresOneByOne(const float* q, int h0, int nh, const uint16_t* k_run, in
 }
 
 #if HWY_TARGET == HWY_SCALAR
-void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first, int64_t count,
-               int head_dim, int64_t n_kv, float scale, float* scores) {
+void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, const uint16_t*, int64_t stride, int64_t first,
+               int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
   RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
 }
 #else
 // scores[h * n_kv + p] = scale * q_h·k_p for heads [h0, h0 + nh) and the positions of one run,
 // four positions at a time: their four sums per head reduce together.
-void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first, int64_t count,
-               int head_dim, int64_t n_kv, float scale, float* scores) {
+void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, const uint16_t* next_k, int64_t stride,
+               int64_t first, int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
   const DF df;
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
@@ -80,9 +95,7 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t st
   HWY_ALIGN float keys[4 * kMaxHeadDim];  // the tile's key rows, widened once for every head
   for (int64_t p = 0; p < count; p += 4) {
     const int np = static_cast<int>(std::min<int64_t>(4, count - p));
-    if (p + kPrefetchRows < count)  // as the value pass: no address past the run is formed
-      PrefetchRows(k_run + (p + kPrefetchRows) * stride, std::min<int64_t>(4, count - p - kPrefetchRows), stride,
-                   head_dim);
+    PrefetchRows(k_run, next_k, count, p + kPrefetchRows, 4, stride, head_dim);
     // A part tile computes zeros for its missing positions: the loops below stay fixed at four.
     for (int t = 0; t < 4; ++t)
       for (int i = 0; i < head_dim; i += N)
@@ -114,8 +127,8 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, int64_t st
 // out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions of one run. Slice by slice
 // of head_dim, the heads' sums stay in registers over every position (the same steps, in the
 // same order, as adding into out position by position).
-void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, int64_t stride, int64_t first,
-               int64_t count, int head_dim, int64_t n_kv, float* out) {
+void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, const uint16_t* next_v, int64_t stride,
+               int64_t first, int64_t count, int head_dim, int64_t n_kv, float* out) {
   const DF df;
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
@@ -133,7 +146,7 @@ void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, int6
       acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
     }
     for (int64_t p = 0; p < count; ++p) {
-      if (p + kPrefetchRows < count) hwy::Prefetch(v + (p + kPrefetchRows) * stride + i);
+      if (const uint16_t* ahead = RowAhead(v_run, next_v, count, p + kPrefetchRows, stride)) hwy::Prefetch(ahead + i);
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
       const auto vv2 = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i + N));
       for (int j = 0; j < nh; ++j) {
@@ -152,7 +165,7 @@ void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, int6
     hn::Vec<DF> acc[kHeadBatch];
     for (int j = 0; j < nh; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
-      if (p + kPrefetchRows < count) hwy::Prefetch(v + (p + kPrefetchRows) * stride + i);
+      if (const uint16_t* ahead = RowAhead(v_run, next_v, count, p + kPrefetchRows, stride)) hwy::Prefetch(ahead + i);
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
       for (int j = 0; j < nh; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * n_kv + p]), vv, acc[j]);
     }
@@ -193,8 +206,9 @@ void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int 
   const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
-    for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t* k_run, const uint16_t*) {
-      RunScores(q, h0, nh, k_run + offset, kv.stride, first, count, head_dim, n_kv, scale, scores);
+    for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
+      RunScores(q, h0, nh, run.k + offset, run.next_k ? run.next_k + offset : nullptr, kv.stride, run.first,
+                run.count, head_dim, n_kv, scale, scores);
     });
   }
   std::fill(out, out + static_cast<int64_t>(n_q) * head_dim, 0.0f);
@@ -202,8 +216,9 @@ void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int 
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
     for (int j = 0; j < nh; ++j) inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * n_kv, n_kv));
-    for_each_kv_run(kv, n_kv, [&](int64_t first, int64_t count, const uint16_t*, const uint16_t* v_run) {
-      RunValues(scores, h0, nh, v_run + offset, kv.stride, first, count, head_dim, n_kv, out);
+    for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
+      RunValues(scores, h0, nh, run.v + offset, run.next_v ? run.next_v + offset : nullptr, kv.stride, run.first,
+                run.count, head_dim, n_kv, out);
     });
     for (int j = 0; j < nh; ++j)
       for (int i = 0; i < head_dim; ++i) out[(h0 + j) * head_dim + i] *= inv_sum[j];
