@@ -240,8 +240,10 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
           const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
           InterleavedDot(w.type, w.data + o * w.row_bytes, n_groups, n, rows + r0, sums ? sums + r0 * nb : nullptr,
                          nr, tile);
+          const hn::CappedTag<float, G> dg;  // one group's outputs per vector at most
           for (int r = 0; r < nr; ++r)
-            std::memcpy(task.out + (r0 + r) * task.out_stride + o, tile + width * r, width * sizeof(float));
+            for (int64_t j = 0; j < width; j += G)
+              hn::StoreU(hn::LoadU(dg, tile + width * r + j), dg, task.out + (r0 + r) * task.out_stride + o + j);
         }
         o += width;
       }
