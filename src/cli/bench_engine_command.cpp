@@ -114,7 +114,8 @@ void run_bench(const BenchArgs& a) {
 
   fmt::print("model      {} ({}, {} layers, {:.1f} MB read per decode step), {} threads\n", a.model, c.arch, c.n_layer,
              step_bytes / 1e6, m.threads());
-  fmt::print("bandwidth  {:.1f} GB/s (vector reads on {} threads, best of 5)\n", bandwidth / 1e9, threads);
+  fmt::print("bandwidth  {:.1f} GB/s (vector reads on {} threads, best of {})\n", bandwidth / 1e9, threads,
+             kernels::kBandwidthPasses);
   fmt::print("prefill    {} tokens: {:.1f} tok/s median (min {:.1f}, max {:.1f}) over {} runs\n", a.prompt, p.median,
              p.min, p.max, a.repeats);
   const double steps_per_s = d.median / a.batch;
