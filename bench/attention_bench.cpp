@@ -44,14 +44,15 @@ void BM_DecodeStepAttention(benchmark::State& state) {
       for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i];
     benchmark::DoNotOptimize(sum);
     state.ResumeTiming();
-    for (int layer = 0; layer < kLayers; ++layer)
-      for (int s = 0; s < kSeqs; ++s)
-        for (int h = 0; h < kKvHeads; ++h) {
-          const int64_t layer_offset = int64_t{layer} * kBlock * kv_dim;
-          const KvView kv{k.data() + layer_offset, v.data() + layer_offset, kv_dim, tables[s].data(), kBlock,
-                          block_stride};
+    for (int layer = 0; layer < kLayers; ++layer) {
+      const int64_t layer_offset = int64_t{layer} * kBlock * kv_dim;
+      for (int s = 0; s < kSeqs; ++s) {
+        const KvView kv{k.data() + layer_offset, v.data() + layer_offset, kv_dim, tables[s].data(), kBlock,
+                        block_stride};
+        for (int h = 0; h < kKvHeads; ++h)
           attention_heads(q.data(), kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());
-        }
+      }
+    }
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["KV_GB/s"] = benchmark::Counter(

@@ -203,12 +203,15 @@ double SoftmaxNumerators(float* scores, int64_t n) {
 
 void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                     float* scores, float* out) {
-  const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
+  // The view moved to this KV head's slice of every cache row: each run, and the run after
+  // it, then starts at the head's values.
+  KvView head = kv;
+  head.k += static_cast<int64_t>(kv_head) * head_dim;
+  head.v += static_cast<int64_t>(kv_head) * head_dim;
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
-    for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
-      RunScores(q, h0, nh, run.k + offset, run.next_k ? run.next_k + offset : nullptr, kv.stride, run.first,
-                run.count, head_dim, n_kv, scale, scores);
+    for_each_kv_run(head, n_kv, [&](const KvRun& run) {
+      RunScores(q, h0, nh, run.k, run.next_k, kv.stride, run.first, run.count, head_dim, n_kv, scale, scores);
     });
   }
   std::fill(out, out + static_cast<int64_t>(n_q) * head_dim, 0.0f);
@@ -216,9 +219,8 @@ void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int 
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
     for (int j = 0; j < nh; ++j) inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * n_kv, n_kv));
-    for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
-      RunValues(scores, h0, nh, run.v + offset, run.next_v ? run.next_v + offset : nullptr, kv.stride, run.first,
-                run.count, head_dim, n_kv, out);
+    for_each_kv_run(head, n_kv, [&](const KvRun& run) {
+      RunValues(scores, h0, nh, run.v, run.next_v, kv.stride, run.first, run.count, head_dim, n_kv, out);
     });
     for (int j = 0; j < nh; ++j)
       for (int i = 0; i < head_dim; ++i) out[(h0 + j) * head_dim + i] *= inv_sum[j];
