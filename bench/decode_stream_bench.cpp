@@ -1,0 +1,177 @@
+// Decode's weight traffic without the rest of a forward pass: one activation row against a
+// stream of interleaved weight matrices larger than the last-level cache, on the pool's
+// threads, as a decode step reads them. Reports weight GB/s and its fraction of the memory read
+// bandwidth measured in the same process (kernels::read_bandwidth, as bench-engine does):
+// how close each weight type's kernel comes to the machine's limit when streaming.
+//   type/...: one type on a 0.5B-like shape (896 × 4864 for blocks of 32, 4864 × 896 for the
+//             K-quants, whose 256-element super-blocks need the longer rows), 512 MB;
+//   qwen2.5-0.5b-Q8_0, -Q4_K_M: the 24 layers' matmuls and the output matrix of those files,
+//             with their types, in a decode step's order and calls.
+// The calls follow each other with nothing between them, where a forward pass has norms and
+// attention: what a kernel fetches ahead of the next call shows up differently than in decode,
+// so confirm such changes with bench-engine too. Google Benchmark prints of_bandwidth as a
+// rate ("/s"); it is a plain fraction.
+// ./build/bench/decode_stream_bench --benchmark_repetitions=5 (read the medians; on a shared
+// machine compare two builds by alternating runs, or two settings within one run).
+#include <benchmark/benchmark.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/bandwidth.h"
+#include "kernels/matmul.h"
+#include "tensor/quant.h"
+
+namespace nanoserve::kernels {
+namespace {
+
+using gguf::TensorType;
+
+// One matmul call of a step: the matrices that take the same input in one pass (Q, K and V;
+// gate and up), by type and number of rows.
+struct Part {
+  TensorType type;
+  int64_t n_out;
+};
+struct Call {
+  int64_t n_in;
+  std::vector<Part> parts;
+};
+
+std::vector<Call> uniform(TensorType type) {
+  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  const Call call = k_quant ? Call{4864, {{type, 896}}} : Call{896, {{type, 4864}}};
+  const uint64_t bytes = *gguf::row_bytes(type, call.n_in) * call.parts[0].n_out;
+  return std::vector<Call>((512ull << 20) / bytes, call);
+}
+
+// qwen2.5-0.5b's decode step: per layer Q, K and V in one call, the output projection, gate
+// and up in one call, down; then the output matrix (the Q8_0 token embedding, tied). Q4_K_M as
+// llama.cpp writes it for these shapes: Q5_0 where rows of 896 do not fit K-quant
+// super-blocks, V in Q8_0, down in Q6_K and Q4_K on alternate layers.
+std::vector<Call> qwen05(bool q4_k_m) {
+  const TensorType attn = q4_k_m ? TensorType::Q5_0 : TensorType::Q8_0;
+  std::vector<Call> calls;
+  for (int layer = 0; layer < 24; ++layer) {
+    calls.push_back({896, {{attn, 896}, {attn, 128}, {TensorType::Q8_0, 128}}});
+    calls.push_back({896, {{attn, 896}}});
+    calls.push_back({896, {{attn, 4864}, {attn, 4864}}});
+    const TensorType down = !q4_k_m ? TensorType::Q8_0 : layer % 2 ? TensorType::Q4_K : TensorType::Q6_K;
+    calls.push_back({4864, {{down, 896}}});
+  }
+  calls.push_back({896, {{TensorType::Q8_0, 151936}}});
+  return calls;
+}
+
+// Writable, huge-page backed memory, as the loaded model's interleaved weights are.
+class Region {
+ public:
+  explicit Region(size_t size) : size_(size) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(p, size, MADV_HUGEPAGE);
+    data_ = static_cast<uint8_t*>(p);
+  }
+  ~Region() { ::munmap(data_, size_); }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+  uint8_t* data() { return data_; }
+
+ private:
+  size_t size_;
+  uint8_t* data_;
+};
+
+void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
+  ThreadPool pool(ThreadPool::physical_cores());
+  size_t total = 0;
+  int64_t max_in = 0, max_out = 0;
+  for (const Call& c : calls) {
+    max_in = std::max(max_in, c.n_in);
+    for (const Part& p : c.parts) {
+      total += *gguf::row_bytes(p.type, c.n_in) * p.n_out;
+      max_out = std::max(max_out, p.n_out);
+    }
+  }
+  Region region(total);
+  // Each matrix cycles through 16 quantized random rows: the bytes are realistic, and quantizing
+  // half a gigabyte row by row would take longer than the benchmark.
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<std::vector<Matrix>> matrices;
+  size_t offset = 0;
+  for (const Call& c : calls) {
+    std::vector<Matrix> call;
+    for (const Part& p : c.parts) {
+      const uint64_t row_bytes = *gguf::row_bytes(p.type, c.n_in);
+      std::vector<float> row(c.n_in);
+      std::vector<uint8_t> rows(16 * row_bytes);
+      for (int r = 0; r < 16; ++r) {
+        for (auto& x : row) x = dist(rng);
+        tensor::quantize_row(p.type, row.data(), rows.data() + r * row_bytes, c.n_in);
+      }
+      uint8_t* data = region.data() + offset;
+      for (int64_t o = 0; o < p.n_out; ++o)
+        std::copy_n(rows.data() + o % 16 * row_bytes, row_bytes, data + o * row_bytes);
+      Matrix w{p.type, data, c.n_in, p.n_out, row_bytes};
+      if (interleaving_pays() && can_interleave(w)) interleave_rows(w, pool);
+      call.push_back(w);
+      offset += row_bytes * p.n_out;
+    }
+    matrices.push_back(std::move(call));
+  }
+  MatmulScratch scratch(pool.size(), max_in);
+  std::vector<float> x(max_in), out(3 * max_out);
+  for (auto& v : x) v = dist(rng);
+  Activations acts;
+  const double bandwidth = read_bandwidth(pool, 1ull << 30, kBandwidthPasses);
+  for (auto _ : state) {
+    for (const auto& m : matrices) {
+      acts.set(x.data(), 1, m[0].n_in, m[0].n_in);
+      float* o = out.data();
+      switch (m.size()) {
+        case 1: matmul(m[0], acts, o, m[0].n_out, pool, scratch); break;
+        case 2: matmul_many({{&m[0], o, m[0].n_out}, {&m[1], o + max_out, m[1].n_out}}, acts, pool, scratch); break;
+        default:
+          matmul_many({{&m[0], o, m[0].n_out}, {&m[1], o + max_out, m[1].n_out}, {&m[2], o + 2 * max_out, m[2].n_out}},
+                      acts, pool, scratch);
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(total) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  // Seconds the step's bytes take at the measured bandwidth, per second: the fraction reached.
+  state.counters["of_bandwidth"] =
+      benchmark::Counter(static_cast<double>(total) / bandwidth, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bandwidth_GB/s"] = bandwidth * 1e-9;
+}
+
+void Register() {
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K})
+    benchmark::RegisterBenchmark(("type/" + std::string(gguf::type_name(type))).c_str(), BM_DecodeStream,
+                                 uniform(type))
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  benchmark::RegisterBenchmark("qwen2.5-0.5b-Q8_0", BM_DecodeStream, qwen05(false))
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("qwen2.5-0.5b-Q4_K_M", BM_DecodeStream, qwen05(true))
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
+}  // namespace
+}  // namespace nanoserve::kernels
+
+int main(int argc, char** argv) {
+  nanoserve::kernels::Register();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
