@@ -197,6 +197,7 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
   const int64_t n_rows = acts.n_rows();
   const Q8Row* rows = ActRows(acts, act_type_for(w.type), fused);
   const int tile_w = FusedTileRows(w.type);
+  const uint8_t* end = PrefetchLimit(w.data + o1 * w.row_bytes, o1 == w.n_out);
   float tile[4 * kMaxTileRows] = {};
   for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
     const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
@@ -205,7 +206,7 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
       while (o + nw > o1) nw /= 2;  // 4, 2 or 1 rows
       for (int64_t r0 = c0; r0 < c1; r0 += kMaxTileRows) {
         const int nr = static_cast<int>(std::min<int64_t>(kMaxTileRows, c1 - r0));
-        FusedDot(w.type, w.data + o * w.row_bytes, w.row_bytes, w.n_in, nw, rows + r0, nr, tile);
+        FusedDot(w.type, w.data + o * w.row_bytes, end, w.row_bytes, w.n_in, nw, rows + r0, nr, tile);
         for (int i = 0; i < nw; ++i)
           for (int r = 0; r < nr; ++r) task.out[(r0 + r) * task.out_stride + o + i] = tile[i * nr + r];
       }
@@ -230,7 +231,8 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
     // Blocks of 32 take the offset of their unsigned levels off through these sums.
     const int32_t* sums = act == ActType::Q8_0 ? acts.q8_block32().minus_128_sums.data() : nullptr;
     const int per_call = InterleavedGroupsPerCall(w.type);
-    float tile[2 * G * kInterleavedTileRows];
+    const uint8_t* end = PrefetchLimit(w.data + g1 * w.row_bytes, g1 == w.n_out);
+    float tile[2 * G * kInterleavedTileRows] = {};  // zeroed: targets without the kernels never write it
     for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
       const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
       for (int64_t o = g0; o < g1;) {
@@ -238,7 +240,7 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
         const int64_t width = n_groups * G;
         for (int64_t r0 = c0; r0 < c1; r0 += kInterleavedTileRows) {
           const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
-          InterleavedDot(w.type, w.data + o * w.row_bytes, n_groups, n, rows + r0, sums ? sums + r0 * nb : nullptr,
+          InterleavedDot(w.type, w.data + o * w.row_bytes, end, n_groups, n, rows + r0, sums ? sums + r0 * nb : nullptr,
                          nr, tile);
           const hn::CappedTag<float, G> dg;  // one group's outputs per vector at most
           for (int r = 0; r < nr; ++r)

@@ -97,9 +97,27 @@ HWY_INLINE VI32 DotBytes(VI32 acc, VU8 u, VI8 s) {
 // best distance measured on the 2-core Zen 4 machine (0.5B Q8_0 decode 19 -> 31 tok/s).
 constexpr size_t kPrefetchAhead = 16 * 1024;
 
+}  // namespace qd
+
+// Where the prefetches of a thread whose weight rows end at `rows_end` stop: there, unless its
+// rows end the matrix. The rows after them are another thread's, and fetching those into this
+// core's cache spends bandwidth that the other core spends again. Past the matrix's end lies,
+// in a GGUF file written layer by layer, the next matrix of the forward pass, which the next
+// call reads after the serial work between the two (norms, attention): fetching its start
+// while that work runs costs nothing.
+inline const uint8_t* PrefetchLimit(const uint8_t* rows_end, bool ends_matrix) {
+  return ends_matrix ? rows_end + qd::kPrefetchAhead : rows_end;
+}
+
+namespace qd {
+
+// Asks for the kBytes at block + kPrefetchAhead, unless they lie at or past `end` (from
+// PrefetchLimit).
 template <size_t kBytes>
-HWY_INLINE void PrefetchAhead(const uint8_t* block) {
-  for (size_t line = 0; line < kBytes; line += 64) hwy::Prefetch(block + kPrefetchAhead + line);
+HWY_INLINE void PrefetchAhead(const uint8_t* block, const uint8_t* end) {
+  const uint8_t* ahead = block + kPrefetchAhead;
+  if (ahead >= end) return;
+  for (size_t line = 0; line < kBytes; line += 64) hwy::Prefetch(ahead + line);
 }
 
 // The fp16 at p (F16C's conversion, exact).
@@ -188,7 +206,7 @@ HWY_INLINE void Reduce(VF (&acc)[NW][NR], float* out) {
 // float step. The byte dot product starts from −128·Σ w, so a (weight row, activation row)
 // pair costs a byte dot, a conversion, a multiply and a multiply-add per block.
 template <class Block, int NW, int NR>
-void DotBlock32(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+void DotBlock32(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
   const DU8 du;
   VF acc[NW][NR];
   for (auto& row : acc)
@@ -200,7 +218,7 @@ void DotBlock32(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a
     VF dw[NW];
     for (int i = 0; i < NW; ++i) {
       const uint8_t* block = w0 + i * row_bytes + b * sizeof(Block);
-      PrefetchAhead<sizeof(Block)>(block);
+      PrefetchAhead<sizeof(Block)>(block, end);
       w[i] = SignedLevels<Block>(block);
       minus_w_sum128[i] = hn::Neg(DotBytes(hn::Zero(DI32()), k128, w[i]));
       dw[i] = hn::Set(DF(), Half(block + offsetof(Block, d)));
@@ -226,7 +244,7 @@ int32_t LaneSum(VI32 v) { return hn::GetLane(hn::SumOfLanes(DI32(), v)); }
 
 // Q4_K per super-block: d·da·Σ_j sc_j·(levels_j · a_j) − dmin·da·Σ_j m_j·(bsum_2j + bsum_2j+1).
 template <int NW, int NR>
-void DotQ4_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+void DotQ4_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
   using Block = tensor::BlockQ4_K;
   constexpr int kQK = Block::kElems;
   const DU8 du;
@@ -242,7 +260,7 @@ void DotQ4_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
       block[i] = w0 + i * row_bytes + b * sizeof(Block);
       d[i] = Half(block[i] + offsetof(Block, d));
       dmin[i] = Half(block[i] + offsetof(Block, dmin));
-      PrefetchAhead<sizeof(Block)>(block[i]);
+      PrefetchAhead<sizeof(Block)>(block[i], end);
       alignas(32) int16_t m16[16];
       for (int j = 0; j < 8; ++j) {
         int m;
@@ -290,7 +308,7 @@ void DotQ4_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
 // Q6_K (levels q − 32, scales per 16). Chunk c of 128 elements, group g of 32: low 4 bits in
 // ql[64c + 32(g % 2) + l] (nibble g / 2), high 2 bits in qh[32c + l] (bits 2g, 2g + 1).
 template <int NW, int NR>
-void DotQ6_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+void DotQ6_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
   using Block = tensor::BlockQ6_K;
   constexpr int kQK = Block::kElems;
   const DU8 du;
@@ -305,7 +323,7 @@ void DotQ6_K(const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, f
     VI32 isum[NW][NR];
     for (int i = 0; i < NW; ++i) {
       block[i] = w0 + i * row_bytes + b * sizeof(Block);
-      PrefetchAhead<sizeof(Block)>(block[i]);
+      PrefetchAhead<sizeof(Block)>(block[i], end);
       scales[i] = reinterpret_cast<const int8_t*>(block[i] + offsetof(Block, scales));
       const auto scales16 = hn::PromoteTo(d16, hn::LoadU(d8_128, scales[i]));
       for (int r = 0; r < NR; ++r) {  // −32 · Σ_g sc_g · bsum_g, folded into the integer sum
@@ -420,14 +438,15 @@ constexpr int kLevelOffsetLog2 = std::is_same_v<Block, tensor::BlockQ8_0> ? 7 : 
 // for all 8 rows, in the reference's order: sum += (dw * da) * s block after block, so the
 // result equals it bit for bit.
 template <class Block, int NR>
-void DotBlock32x8(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, float* out) {
+void DotBlock32x8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
+                  float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(Block);
   constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
   VF acc[NR];
   for (auto& v : acc) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 32; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(block);
+    PrefetchAhead<kBlockBytes>(block, end);
     const VF dw = HalvesToFloats(block);
     VU8 w[8];
     for (int m = 0; m < 4; ++m) InterleavedChunks<Block>(block, m, w[2 * m], w[2 * m + 1]);
@@ -500,7 +519,8 @@ HWY_INLINE void InterleavedChunksWide(const uint8_t* lo, const uint8_t* hi, int 
 // activation rows: out[r * 16 + j] for the first group's row j, out[r * 16 + 8 + j] for the
 // second's, as DotBlock32x8 would give them.
 template <class Block, int NR>
-void DotBlock32x16(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, float* out) {
+void DotBlock32x16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
+                   const int32_t* minus_128_sums, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(Block);
   constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
   const int64_t nb = n / 32;
@@ -512,8 +532,8 @@ void DotBlock32x16(const uint8_t* group, int64_t n, const Q8Row* a, const int32_
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* lo = group + b * kBlockBytes;
     const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(lo);
-    PrefetchAhead<kBlockBytes>(hi);
+    PrefetchAhead<kBlockBytes>(lo, end);
+    PrefetchAhead<kBlockBytes>(hi, end);
     const VFW dw = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     VU8W w[8];
     for (int m = 0; m < 4; ++m) InterleavedChunksWide<Block>(lo, hi, m, w[2 * m], w[2 * m + 1]);
@@ -549,7 +569,7 @@ HWY_INLINE void Q4_KScalesMins(const uint8_t* block, uint8_t* sc, uint8_t* mn) {
 // mins, Σ_j m_j · (a's sum over sub-block j), then sum += (da · d) · isum and
 // sum_mins += (da · dmin) · msum; so the result equals the reference bit for bit.
 template <int NR>
-void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+void DotQ4_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ4_K);
   const DU8 du;
   const hn::Rebind<uint8_t, DI32> du8x8;
@@ -557,7 +577,7 @@ void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(block);
+    PrefetchAhead<kBlockBytes>(block, end);
     const VF d = HalvesToFloats(block), dmin = HalvesToFloats(block + 16);
     HWY_ALIGN uint8_t sc[64], mn[64];
     Q4_KScalesMins(block, sc, mn);
@@ -597,7 +617,7 @@ void DotQ4_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
 // Σ_g sc_g · (u_g · a_g) − 32 · Σ_g sc_g · (a's sum over group g) = Σ_g sc_g · (level_g · a_g),
 // exactly, then sum += (da · d) · isum as in the reference, so the result equals it bit for bit.
 template <int NR>
-void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+void DotQ6_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ6_K);
   const DU8 du;
   const DI16 d16;
@@ -606,7 +626,7 @@ void DotQ6_Kx8(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   for (auto& v : sum) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(block);
+    PrefetchAhead<kBlockBytes>(block, end);
     const VF d = HalvesToFloats(block);
     // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
     VI32 scale_pairs[8];
@@ -664,7 +684,7 @@ HWY_INLINE void PairBySubBlock(const uint8_t (&groups)[2][64], uint8_t* out) {
 // DotQ4_Kx8 for two consecutive interleaved groups (the second n / 256 super-blocks after
 // the first): out[r * 16 + j], the same per-lane steps, so the same results bit for bit.
 template <int NR>
-void DotQ4_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+void DotQ4_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ4_K);
   const uint8_t* second = group + n / 256 * kBlockBytes;
   const DI32W di;
@@ -675,8 +695,8 @@ void DotQ4_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* lo = group + b * kBlockBytes;
     const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(lo);
-    PrefetchAhead<kBlockBytes>(hi);
+    PrefetchAhead<kBlockBytes>(lo, end);
+    PrefetchAhead<kBlockBytes>(hi, end);
     const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     const VFW dmin = hn::Combine(df, HalvesToFloats(hi + 16), HalvesToFloats(lo + 16));
     HWY_ALIGN uint8_t sc[2][64], mn[2][64], sc16[128], mn16[128];
@@ -718,7 +738,7 @@ void DotQ4_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
 
 // DotQ6_Kx8 for two consecutive interleaved groups: out[r * 16 + j], bit for bit the same.
 template <int NR>
-void DotQ6_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
+void DotQ6_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ6_K);
   const uint8_t* second = group + n / 256 * kBlockBytes;
   const DI16 d16;
@@ -730,8 +750,8 @@ void DotQ6_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* lo = group + b * kBlockBytes;
     const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(lo);
-    PrefetchAhead<kBlockBytes>(hi);
+    PrefetchAhead<kBlockBytes>(lo, end);
+    PrefetchAhead<kBlockBytes>(hi, end);
     const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     VI32W scale_pairs[8];
     for (int j = 0; j < 8; ++j) {
@@ -778,29 +798,29 @@ void DotQ6_Kx16(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
 
 // The interleaved kernel for Block's rows: Q4_K's, Q6_K's, or the one for blocks of 32.
 template <class Block, int NR>
-HWY_INLINE void InterleavedKernel(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
-                                  float* out) {
-  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) DotQ4_Kx8<NR>(group, n, a, out);
-  else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>) DotQ6_Kx8<NR>(group, n, a, out);
-  else DotBlock32x8<Block, NR>(group, n, a, minus_128_sums, out);
+HWY_INLINE void InterleavedKernel(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
+                                  const int32_t* minus_128_sums, float* out) {
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) DotQ4_Kx8<NR>(group, end, n, a, out);
+  else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>) DotQ6_Kx8<NR>(group, end, n, a, out);
+  else DotBlock32x8<Block, NR>(group, end, n, a, minus_128_sums, out);
 }
 
 }  // namespace qd
 
 template <class Block>
-void InterleavedDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, int nr,
-                      float* out) {
+void InterleavedDotOf(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
+                      const int32_t* minus_128_sums, int nr, float* out) {
   switch (nr) {
-    case 1: return qd::InterleavedKernel<Block, 1>(group, n, a, minus_128_sums, out);
-    case 2: return qd::InterleavedKernel<Block, 2>(group, n, a, minus_128_sums, out);
-    case 3: return qd::InterleavedKernel<Block, 3>(group, n, a, minus_128_sums, out);
-    case 4: return qd::InterleavedKernel<Block, 4>(group, n, a, minus_128_sums, out);
+    case 1: return qd::InterleavedKernel<Block, 1>(group, end, n, a, minus_128_sums, out);
+    case 2: return qd::InterleavedKernel<Block, 2>(group, end, n, a, minus_128_sums, out);
+    case 3: return qd::InterleavedKernel<Block, 3>(group, end, n, a, minus_128_sums, out);
+    case 4: return qd::InterleavedKernel<Block, 4>(group, end, n, a, minus_128_sums, out);
 #if HWY_TARGET != HWY_AVX2
-    case 5: return qd::InterleavedKernel<Block, 5>(group, n, a, minus_128_sums, out);
-    case 6: return qd::InterleavedKernel<Block, 6>(group, n, a, minus_128_sums, out);
-    case 7: return qd::InterleavedKernel<Block, 7>(group, n, a, minus_128_sums, out);
+    case 5: return qd::InterleavedKernel<Block, 5>(group, end, n, a, minus_128_sums, out);
+    case 6: return qd::InterleavedKernel<Block, 6>(group, end, n, a, minus_128_sums, out);
+    case 7: return qd::InterleavedKernel<Block, 7>(group, end, n, a, minus_128_sums, out);
 #endif
-    default: return qd::InterleavedKernel<Block, kInterleavedTileRows>(group, n, a, minus_128_sums, out);
+    default: return qd::InterleavedKernel<Block, kInterleavedTileRows>(group, end, n, a, minus_128_sums, out);
   }
 }
 
@@ -810,42 +830,42 @@ void InterleavedDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int
 constexpr int kWideKQuantRows = 4;
 
 template <class Block, int NR>
-HWY_INLINE void KQuantPairKernel(const uint8_t* group, int64_t n, const Q8Row* a, float* out) {
-  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) qd::DotQ4_Kx16<NR>(group, n, a, out);
-  else qd::DotQ6_Kx16<NR>(group, n, a, out);
+HWY_INLINE void KQuantPairKernel(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) qd::DotQ4_Kx16<NR>(group, end, n, a, out);
+  else qd::DotQ6_Kx16<NR>(group, end, n, a, out);
 }
 
 template <class Block>
-void KQuantPairDotOf(const uint8_t* group, int64_t n, const Q8Row* a, int nr, float* out) {
+void KQuantPairDotOf(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, int nr, float* out) {
   if (nr == 1) {  // decode: the one-group kernels, whose per-super-block setup is cheaper
     for (int g = 0; g < 2; ++g)
-      qd::InterleavedKernel<Block, 1>(group + g * (n / 256) * tensor::kInterleaveRows * sizeof(Block), n, a, nullptr,
-                                      out + 8 * g);
+      qd::InterleavedKernel<Block, 1>(group + g * (n / 256) * tensor::kInterleaveRows * sizeof(Block), end, n, a,
+                                      nullptr, out + 8 * g);
     return;
   }
   for (int r0 = 0; r0 < nr; r0 += kWideKQuantRows) {
     float* o = out + 16 * r0;
     switch (std::min(kWideKQuantRows, nr - r0)) {
-      case 1: KQuantPairKernel<Block, 1>(group, n, a + r0, o); break;
-      case 2: KQuantPairKernel<Block, 2>(group, n, a + r0, o); break;
-      case 3: KQuantPairKernel<Block, 3>(group, n, a + r0, o); break;
-      default: KQuantPairKernel<Block, kWideKQuantRows>(group, n, a + r0, o); break;
+      case 1: KQuantPairKernel<Block, 1>(group, end, n, a + r0, o); break;
+      case 2: KQuantPairKernel<Block, 2>(group, end, n, a + r0, o); break;
+      case 3: KQuantPairKernel<Block, 3>(group, end, n, a + r0, o); break;
+      default: KQuantPairKernel<Block, kWideKQuantRows>(group, end, n, a + r0, o); break;
     }
   }
 }
 
 template <class Block>
-void InterleavedPairDotOf(const uint8_t* group, int64_t n, const Q8Row* a, const int32_t* minus_128_sums, int nr,
-                          float* out) {
+void InterleavedPairDotOf(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
+                          const int32_t* minus_128_sums, int nr, float* out) {
   switch (nr) {
-    case 1: return qd::DotBlock32x16<Block, 1>(group, n, a, minus_128_sums, out);
-    case 2: return qd::DotBlock32x16<Block, 2>(group, n, a, minus_128_sums, out);
-    case 3: return qd::DotBlock32x16<Block, 3>(group, n, a, minus_128_sums, out);
-    case 4: return qd::DotBlock32x16<Block, 4>(group, n, a, minus_128_sums, out);
-    case 5: return qd::DotBlock32x16<Block, 5>(group, n, a, minus_128_sums, out);
-    case 6: return qd::DotBlock32x16<Block, 6>(group, n, a, minus_128_sums, out);
-    case 7: return qd::DotBlock32x16<Block, 7>(group, n, a, minus_128_sums, out);
-    default: return qd::DotBlock32x16<Block, kInterleavedTileRows>(group, n, a, minus_128_sums, out);
+    case 1: return qd::DotBlock32x16<Block, 1>(group, end, n, a, minus_128_sums, out);
+    case 2: return qd::DotBlock32x16<Block, 2>(group, end, n, a, minus_128_sums, out);
+    case 3: return qd::DotBlock32x16<Block, 3>(group, end, n, a, minus_128_sums, out);
+    case 4: return qd::DotBlock32x16<Block, 4>(group, end, n, a, minus_128_sums, out);
+    case 5: return qd::DotBlock32x16<Block, 5>(group, end, n, a, minus_128_sums, out);
+    case 6: return qd::DotBlock32x16<Block, 6>(group, end, n, a, minus_128_sums, out);
+    case 7: return qd::DotBlock32x16<Block, 7>(group, end, n, a, minus_128_sums, out);
+    default: return qd::DotBlock32x16<Block, kInterleavedTileRows>(group, end, n, a, minus_128_sums, out);
   }
 }
 #endif
@@ -865,27 +885,27 @@ inline int InterleavedGroupsPerCall(TensorType type) {
 // out[r * 8 * n_groups + j] = dot(row j of the interleaved groups (n_groups consecutive
 // groups, 1 or up to InterleavedGroupsPerCall), activation row a[r]) for r < nr
 // (1..kInterleavedTileRows); type: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K (the K-quants do not use
-// minus_128_sums).
-inline void InterleavedDot(TensorType type, const uint8_t* group, int n_groups, int64_t n, const Q8Row* a,
-                           const int32_t* minus_128_sums, int nr, float* out) {
+// minus_128_sums). end: where prefetches stop (PrefetchLimit).
+inline void InterleavedDot(TensorType type, const uint8_t* group, const uint8_t* end, int n_groups, int64_t n,
+                           const Q8Row* a, const int32_t* minus_128_sums, int nr, float* out) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (n_groups == 2) {
     switch (type) {
-      case TensorType::Q8_0: return InterleavedPairDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
-      case TensorType::Q5_0: return InterleavedPairDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
-      case TensorType::Q4_K: return KQuantPairDotOf<tensor::BlockQ4_K>(group, n, a, nr, out);
-      case TensorType::Q6_K: return KQuantPairDotOf<tensor::BlockQ6_K>(group, n, a, nr, out);
-      default: return InterleavedPairDotOf<tensor::BlockQ4_0>(group, n, a, minus_128_sums, nr, out);
+      case TensorType::Q8_0: return InterleavedPairDotOf<tensor::BlockQ8_0>(group, end, n, a, minus_128_sums, nr, out);
+      case TensorType::Q5_0: return InterleavedPairDotOf<tensor::BlockQ5_0>(group, end, n, a, minus_128_sums, nr, out);
+      case TensorType::Q4_K: return KQuantPairDotOf<tensor::BlockQ4_K>(group, end, n, a, nr, out);
+      case TensorType::Q6_K: return KQuantPairDotOf<tensor::BlockQ6_K>(group, end, n, a, nr, out);
+      default: return InterleavedPairDotOf<tensor::BlockQ4_0>(group, end, n, a, minus_128_sums, nr, out);
     }
   }
 #endif
   (void)n_groups;
   switch (type) {
-    case TensorType::Q8_0: return InterleavedDotOf<tensor::BlockQ8_0>(group, n, a, minus_128_sums, nr, out);
-    case TensorType::Q5_0: return InterleavedDotOf<tensor::BlockQ5_0>(group, n, a, minus_128_sums, nr, out);
-    case TensorType::Q4_K: return InterleavedDotOf<tensor::BlockQ4_K>(group, n, a, minus_128_sums, nr, out);
-    case TensorType::Q6_K: return InterleavedDotOf<tensor::BlockQ6_K>(group, n, a, minus_128_sums, nr, out);
-    default: return InterleavedDotOf<tensor::BlockQ4_0>(group, n, a, minus_128_sums, nr, out);
+    case TensorType::Q8_0: return InterleavedDotOf<tensor::BlockQ8_0>(group, end, n, a, minus_128_sums, nr, out);
+    case TensorType::Q5_0: return InterleavedDotOf<tensor::BlockQ5_0>(group, end, n, a, minus_128_sums, nr, out);
+    case TensorType::Q4_K: return InterleavedDotOf<tensor::BlockQ4_K>(group, end, n, a, minus_128_sums, nr, out);
+    case TensorType::Q6_K: return InterleavedDotOf<tensor::BlockQ6_K>(group, end, n, a, minus_128_sums, nr, out);
+    default: return InterleavedDotOf<tensor::BlockQ4_0>(group, end, n, a, minus_128_sums, nr, out);
   }
 }
 
@@ -903,44 +923,47 @@ inline int FusedTileRows(TensorType type) {
 }
 
 template <int NW, int NR>
-void FusedTile(TensorType type, const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+void FusedTile(TensorType type, const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a,
+               float* out) {
   switch (type) {
-    case TensorType::Q8_0: return qd::DotBlock32<tensor::BlockQ8_0, NW, NR>(w0, row_bytes, n, a, out);
-    case TensorType::Q4_0: return qd::DotBlock32<tensor::BlockQ4_0, NW, NR>(w0, row_bytes, n, a, out);
-    case TensorType::Q5_0: return qd::DotBlock32<tensor::BlockQ5_0, NW, NR>(w0, row_bytes, n, a, out);
-    case TensorType::Q4_K: return qd::DotQ4_K<NW, NR>(w0, row_bytes, n, a, out);
-    case TensorType::Q6_K: return qd::DotQ6_K<NW, NR>(w0, row_bytes, n, a, out);
+    case TensorType::Q8_0: return qd::DotBlock32<tensor::BlockQ8_0, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q4_0: return qd::DotBlock32<tensor::BlockQ4_0, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q5_0: return qd::DotBlock32<tensor::BlockQ5_0, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q4_K: return qd::DotQ4_K<NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q6_K: return qd::DotQ6_K<NW, NR>(w0, end, row_bytes, n, a, out);
     default: return;
   }
 }
 
 template <int NW>
-void FusedTileRowsOf(TensorType type, const uint8_t* w0, uint64_t row_bytes, int64_t n, const Q8Row* a, int nr,
-                     float* out) {
+void FusedTileRowsOf(TensorType type, const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n,
+                     const Q8Row* a, int nr, float* out) {
   switch (nr) {
-    case 1: return FusedTile<NW, 1>(type, w0, row_bytes, n, a, out);
-    case 2: return FusedTile<NW, 2>(type, w0, row_bytes, n, a, out);
-    case 3: return FusedTile<NW, 3>(type, w0, row_bytes, n, a, out);
-    default: return FusedTile<NW, kMaxTileRows>(type, w0, row_bytes, n, a, out);
+    case 1: return FusedTile<NW, 1>(type, w0, end, row_bytes, n, a, out);
+    case 2: return FusedTile<NW, 2>(type, w0, end, row_bytes, n, a, out);
+    case 3: return FusedTile<NW, 3>(type, w0, end, row_bytes, n, a, out);
+    default: return FusedTile<NW, kMaxTileRows>(type, w0, end, row_bytes, n, a, out);
   }
 }
 
 // out[i * nr + r] = dot(weight row i, activation row a[r]) for i < nw (1, 2 or 4) and
-// r < nr (1..kMaxTileRows).
-inline void FusedDot(TensorType type, const uint8_t* w0, uint64_t row_bytes, int64_t n, int nw, const Q8Row* a,
-                     int nr, float* out) {
+// r < nr (1..kMaxTileRows). end: where prefetches stop (PrefetchLimit).
+inline void FusedDot(TensorType type, const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, int nw,
+                     const Q8Row* a, int nr, float* out) {
   switch (nw) {
-    case 1: return FusedTileRowsOf<1>(type, w0, row_bytes, n, a, nr, out);
-    case 2: return FusedTileRowsOf<2>(type, w0, row_bytes, n, a, nr, out);
-    default: return FusedTileRowsOf<4>(type, w0, row_bytes, n, a, nr, out);
+    case 1: return FusedTileRowsOf<1>(type, w0, end, row_bytes, n, a, nr, out);
+    case 2: return FusedTileRowsOf<2>(type, w0, end, row_bytes, n, a, nr, out);
+    default: return FusedTileRowsOf<4>(type, w0, end, row_bytes, n, a, nr, out);
   }
 }
 #else
 inline bool HasFusedDot(TensorType) { return false; }
+inline const uint8_t* PrefetchLimit(const uint8_t* rows_end, bool) { return rows_end; }
 inline int InterleavedGroupsPerCall(TensorType) { return 1; }
-inline void InterleavedDot(TensorType, const uint8_t*, int, int64_t, const Q8Row*, const int32_t*, int, float*) {}
+inline void InterleavedDot(TensorType, const uint8_t*, const uint8_t*, int, int64_t, const Q8Row*, const int32_t*,
+                           int, float*) {}
 inline int FusedTileRows(TensorType) { return 1; }
-inline void FusedDot(TensorType, const uint8_t*, uint64_t, int64_t, int, const Q8Row*, int, float*) {}
+inline void FusedDot(TensorType, const uint8_t*, const uint8_t*, uint64_t, int64_t, int, const Q8Row*, int, float*) {}
 #endif  // NANOSERVE_FUSED_QUANT_DOT
 
 }  // namespace HWY_NAMESPACE

@@ -1,7 +1,7 @@
 // A small persistent thread pool for data-parallel kernels.
 //
-// run(n, fn, grain) splits [0, n) into chunks (a few per thread, each a multiple of `grain`
-// except the last) and calls fn(begin, end, thread) once per chunk; `thread` is the index of
+// run(n, fn, grain) splits [0, n) into chunks (long ones first, shrinking to `grain` at the
+// end; each a multiple of `grain` except the last) and calls fn(begin, end, thread) once per chunk; `thread` is the index of
 // the pool thread running it (0 = the caller), for per-thread scratch memory. The caller and
 // the workers claim chunks from one atomic counter, so the call never waits for a worker to
 // wake up: on a machine whose cores are busy with other work, the caller simply does more of
@@ -58,7 +58,7 @@ class ThreadPool {
   // unchanged until every chunk of it is done.
   void* fn_ = nullptr;
   Call call_ = nullptr;
-  int64_t n_ = 0, chunk_ = 0;
+  std::vector<int64_t> bounds_;  // chunk k is [bounds_[k], bounds_[k + 1])
   // generation << 32 | chunk count << 16 | next chunk: claiming is one compare-exchange that
   // fails for a worker still looking at an older generation.
   std::atomic<uint64_t> state_{0};

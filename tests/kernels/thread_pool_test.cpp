@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <utility>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -45,7 +48,37 @@ TEST(ThreadPool, CallerTakesChunksNobodyElseClaims) {
     if (thread == 0) by_caller.fetch_add(1);
     else std::this_thread::sleep_for(std::chrono::milliseconds(50));
   });
-  EXPECT_GE(by_caller.load(), 4);  // of 8 chunks; the sleeping worker holds at most one or two
+  EXPECT_GE(by_caller.load(), 4);  // of about 15 chunks; the sleeping worker holds one or two
+}
+
+// Chunks start long and shrink to the grain, and together they cover [0, n) exactly once,
+// also for an n whose schedule would not fit the pool's table (its last chunk takes the rest).
+TEST(ThreadPool, ChunksShrinkAndCoverHugeJobsExactlyOnce) {
+  ThreadPool pool(2);
+  for (int64_t n : {int64_t{100000}, (int64_t{1} << 32) + 12345}) {
+    std::mutex mutex;
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    pool.run(
+        n,
+        [&](int64_t begin, int64_t end, int) {
+          std::lock_guard<std::mutex> lock(mutex);
+          chunks.emplace_back(begin, end);
+        },
+        16);
+    std::sort(chunks.begin(), chunks.end());
+    int64_t next = 0;
+    for (const auto& [begin, end] : chunks) {
+      ASSERT_EQ(begin, next);
+      ASSERT_EQ(begin % 16, 0);
+      next = end;
+    }
+    EXPECT_EQ(next, n);
+    EXPECT_LT(chunks.size(), 200u);  // a few dozen per job, not one per grain
+    if (n == 100000) {
+      EXPECT_GE(chunks.front().second, n / 4);  // the first claim: a quarter of the job
+      EXPECT_LE(chunks.back().second - chunks.back().first, 32);  // the tail: a grain or two
+    }
+  }
 }
 
 TEST(ThreadPool, ManyRunsBackToBack) {
