@@ -18,9 +18,10 @@ constexpr int kYieldEvery = 64;
 // Chunks shrink as the job runs out (guided scheduling): each takes the rows left ÷
 // (kShareDivisor × threads), rounded up to the grain. The first chunks are long runs of rows,
 // which matters for decode, whose matmuls stream their weight rows from memory: every chunk
-// start is a new stream for the prefetchers to pick up (in bench/decode_stream_bench, 4 equal
-// chunks per thread moved 2-4% more bytes per second than 16). The last chunks are a grain or
-// two, so a thread that falls behind leaves the others little tail to wait for.
+// start is a new stream for the prefetchers to pick up (through a 0.5B decode step's matmuls,
+// as bench/decode_stream_bench runs them, 4 equal chunks per thread moved 2-4% more bytes per
+// second than 16). The last chunks are a grain or two, so a thread that falls behind leaves the
+// others little tail to wait for.
 constexpr int64_t kShareDivisor = 2;
 // Room for the chunk bounds of a job, per thread. Each chunk takes at least 1 / (2 × threads)
 // of the rows left, so a job of n rows has at most about 2 × threads × (ln n + 1) chunks: 64 per

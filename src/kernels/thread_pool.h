@@ -1,13 +1,14 @@
 // A small persistent thread pool for data-parallel kernels.
 //
 // run(n, fn, grain) splits [0, n) into chunks (long ones first, shrinking to `grain` at the
-// end; each a multiple of `grain` except the last) and calls fn(begin, end, thread) once per chunk; `thread` is the index of
-// the pool thread running it (0 = the caller), for per-thread scratch memory. The caller and
-// the workers claim chunks from one atomic counter, so the call never waits for a worker to
-// wake up: on a machine whose cores are busy with other work, the caller simply does more of
-// the chunks itself (a fixed split would stall each call for a scheduler time slice). The
-// call returns when every chunk is done. Between calls the workers spin briefly, then sleep
-// on an atomic (futex): no OS call and no allocation per run while a forward pass is going.
+// end; each a multiple of `grain` except the last) and calls fn(begin, end, thread) once per
+// chunk; `thread` is the index of the pool thread running it (0 = the caller), for per-thread
+// scratch memory. The caller and the workers claim chunks from one atomic counter, so the call
+// never waits for a worker to wake up: on a machine whose cores are busy with other work, the
+// caller simply does more of the chunks itself (a fixed split would stall each call for a
+// scheduler time slice). The call returns when every chunk is done. Between calls the workers
+// spin briefly, then sleep on an atomic (futex): no OS call and no allocation per run while a
+// forward pass is going.
 #pragma once
 
 #include <atomic>
