@@ -1,9 +1,9 @@
 // Decode's weight traffic without the rest of a forward pass: one activation row against a
-// stream of interleaved weight matrices larger than the last-level cache, on the pool's
+// stream of weight matrices (interleaved where the type is) larger than the last-level cache, on the pool's
 // threads, as a decode step reads them. Reports weight GB/s and its fraction of the memory read
 // bandwidth measured in the same process (kernels::read_bandwidth, as bench-engine does):
 // how close each weight type's kernel comes to the machine's limit when streaming.
-//   type/...: one type on a 0.5B-like shape (896 × 4864 for blocks of 32, 4864 × 896 for the
+//   type/...: one type on a 0.5B-like shape (896 × 4864 for floats and blocks of 32, 4864 × 896 for the
 //             K-quants, whose 256-element super-blocks need the longer rows), 512 MB;
 //   qwen2.5-0.5b-Q8_0, -Q4_K_M: the 24 layers' matmuls and the output matrix of those files,
 //             with their types, in a decode step's order and calls.
@@ -152,7 +152,8 @@ void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
 }
 
 void Register() {
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K})
+  for (TensorType type : {TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0,
+                          TensorType::Q4_K, TensorType::Q6_K})
     benchmark::RegisterBenchmark(("type/" + std::string(gguf::type_name(type))).c_str(), BM_DecodeStream,
                                  uniform(type))
         ->Unit(benchmark::kMillisecond)

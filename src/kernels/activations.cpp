@@ -75,6 +75,15 @@ void Activations::set(const float* x, int64_t n_rows, int64_t n_cols, int64_t st
   have_[static_cast<int>(ActType::F32)] = true;
 }
 
+FloatRows Activations::float_rows(ActType type) const {
+  switch (type) {
+    case ActType::F32: return {x_, stride_};
+    case ActType::F16: return {f16_.data(), n_cols_};
+    case ActType::BF16: return {bf16_.data(), n_cols_};
+    default: throw std::invalid_argument("float_rows: not a float form");
+  }
+}
+
 void Activations::prepare(ActType type, ThreadPool* pool) {
   // Q8_0 and Q8_1 share one form.
   if (type == ActType::Q8_1) type = ActType::Q8_0;
@@ -97,13 +106,11 @@ void Activations::prepare(ActType type, ThreadPool* pool) {
     case ActType::F32: break;
     case ActType::F16:
       grow(f16_, n_rows_ * n);
-      for (int64_t r = 0; r < n_rows_; ++r)
-        for (int64_t i = 0; i < n; ++i) f16_[r * n + i] = tensor::f32_to_f16(f32(r)[i]);
+      for_rows([&](int64_t r) { round_through_f16_simd(f32(r), n, f16_.data() + r * n); });
       break;
     case ActType::BF16:
       grow(bf16_, n_rows_ * n);
-      for (int64_t r = 0; r < n_rows_; ++r)
-        for (int64_t i = 0; i < n; ++i) bf16_[r * n + i] = tensor::f32_to_bf16(f32(r)[i]);
+      for_rows([&](int64_t r) { round_through_bf16_simd(f32(r), n, bf16_.data() + r * n); });
       break;
     case ActType::Q8_0:
     case ActType::Q8_1: {

@@ -7,7 +7,8 @@
 //   BF16 weights -> BF16                  Q4_0, Q5_0, Q8_0 -> Q8_0 blocks of 32
 //   Q4_1, Q5_1   -> Q8_1 (Q8_0 + the block's sum)        Q2_K..Q6_K -> Q8_K blocks of 256
 // Rows are stored planar (all levels of a row contiguous, scales apart) so that SIMD kernels
-// can stream them.
+// can stream them. The F16 and BF16 forms hold the rounded values widened back to float (exact),
+// so the kernels convert each activation once per matmul, not once per weight row.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,13 @@ struct Q8KRows {
   std::vector<int16_t> bsums;  // rows × n/16
 };
 
+// Rows of floats: row r at data + r * stride.
+struct FloatRows {
+  const float* data;
+  int64_t stride;
+  const float* row(int64_t r) const { return data + r * stride; }
+};
+
 class Activations {
  public:
   // Points at n_rows rows of n_cols floats (row r at x + r * stride), which must stay alive
@@ -54,8 +62,8 @@ class Activations {
   int64_t n_rows() const { return n_rows_; }
   int64_t n_cols() const { return n_cols_; }
   const float* f32(int64_t r) const { return x_ + r * stride_; }
-  const uint16_t* f16(int64_t r) const { return f16_.data() + r * n_cols_; }
-  const uint16_t* bf16(int64_t r) const { return bf16_.data() + r * n_cols_; }
+  // The F32, F16 or BF16 form: the rows, or their values rounded to F16 / BF16.
+  FloatRows float_rows(ActType type) const;
   const Q8Block32Rows& q8_block32() const { return q8_; }
   const Q8KRows& q8_k() const { return q8k_; }
 
@@ -63,7 +71,7 @@ class Activations {
   const float* x_ = nullptr;
   int64_t n_rows_ = 0, n_cols_ = 0, stride_ = 0;
   bool have_[6] = {};
-  std::vector<uint16_t> f16_, bf16_;
+  std::vector<float> f16_, bf16_;
   Q8Block32Rows q8_;
   Q8KRows q8k_;
 };
@@ -78,5 +86,9 @@ void quantize_q8_k(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsum
 void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
                               int32_t* minus_128_sums);
 void quantize_q8_k_simd(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums);
+// out[i] = x[i] rounded to the nearest F16 / BF16 (ties to even) and widened back, for i < n, as
+// tensor::f32_to_f16 / f32_to_bf16 round (bit-identical; NaN stays NaN).
+void round_through_f16_simd(const float* x, int64_t n, float* out);
+void round_through_bf16_simd(const float* x, int64_t n, float* out);
 
 }  // namespace nanoserve::kernels

@@ -1,6 +1,7 @@
 // SIMD versions of the activation quantizers of activations.cpp, bit-identical to them: the
 // same block maxima, the same multipliers computed in scalar float, and round-to-nearest-even
-// (the SIMD conversion's default rounding, as nearbyint and ggml's nearest_int do).
+// (the SIMD conversion's default rounding, as nearbyint and ggml's nearest_int do); and the
+// rounding of activations to F16 / BF16 precision, bit-identical to tensor/fp16.h's.
 #include <algorithm>
 #include <cmath>
 
@@ -48,8 +49,8 @@ float AbsMax(const float* x, int count) {
   return hn::GetLane(hn::MaxOfLanes(df, m));
 }
 
-// Replaces each of v[0, n) by the float its nearest F16 (ties to even) holds.
-void RoundThroughF16(float* v, int64_t n) {
+// out[i] = the float that x[i]'s nearest F16 (ties to even) holds, for i < n; out may be x.
+void RoundThroughF16(const float* x, int64_t n, float* out) {
   int64_t i = 0;
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // F16C's conversion rounds to nearest even, as tensor::f32_to_f16 does; targets without
@@ -57,9 +58,29 @@ void RoundThroughF16(float* v, int64_t n) {
   const hn::ScalableTag<float> df;
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  for (; i + N <= n; i += N) hn::StoreU(hn::PromoteTo(df, hn::DemoteTo(dh, hn::LoadU(df, v + i))), df, v + i);
+  for (; i + N <= n; i += N) hn::StoreU(hn::PromoteTo(df, hn::DemoteTo(dh, hn::LoadU(df, x + i))), df, out + i);
 #endif
-  for (; i < n; ++i) v[i] = tensor::f16_to_f32(tensor::f32_to_f16(v[i]));
+  for (; i < n; ++i) out[i] = tensor::f16_to_f32(tensor::f32_to_f16(x[i]));
+}
+
+// out[i] = the float that x[i]'s nearest BF16 (ties to even) holds, on the bits as
+// tensor::f32_to_bf16 does: add 0x7fff plus the kept low bit, clear the low half; a NaN keeps
+// its high half with the quiet bit set.
+void RoundThroughBF16(const float* x, int64_t n, float* out) {
+  const hn::ScalableTag<uint32_t> du;
+  const hn::Rebind<float, decltype(du)> df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(du));
+  const auto high = hn::Set(du, 0xffff0000u);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto bits = hn::BitCast(du, hn::LoadU(df, x + i));
+    const auto odd = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1));
+    const auto rounded = hn::And(hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), odd)), high);
+    const auto nan = hn::Or(hn::And(bits, high), hn::Set(du, 0x400000u));
+    const auto is_nan = hn::Gt(hn::And(bits, hn::Set(du, 0x7fffffffu)), hn::Set(du, 0x7f800000u));
+    hn::StoreU(hn::BitCast(df, hn::IfThenElse(is_nan, nan, rounded)), df, out + i);
+  }
+  for (; i < n; ++i) out[i] = tensor::bf16_to_f32(tensor::f32_to_bf16(x[i]));
 }
 
 void QuantizeQ8Block32(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
@@ -74,8 +95,8 @@ void QuantizeQ8Block32(const float* x, int64_t n, int8_t* q, float* d, float* s,
     s[b] = d[b] * static_cast<float>(sum);
     minus_128_sums[b] = -128 * sum;
   }
-  RoundThroughF16(d, nb);
-  RoundThroughF16(s, nb);
+  RoundThroughF16(d, nb, d);
+  RoundThroughF16(s, nb, s);
 }
 
 void QuantizeQ8K(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums) {
@@ -105,6 +126,8 @@ namespace nanoserve::kernels {
 
 HWY_EXPORT(QuantizeQ8Block32);
 HWY_EXPORT(QuantizeQ8K);
+HWY_EXPORT(RoundThroughF16);
+HWY_EXPORT(RoundThroughBF16);
 
 void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
                               int32_t* minus_128_sums) {
@@ -113,6 +136,14 @@ void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, fl
 
 void quantize_q8_k_simd(const float* x, int64_t n, int8_t* q, float* d, int16_t* bsums) {
   HWY_DYNAMIC_DISPATCH(QuantizeQ8K)(x, n, q, d, bsums);
+}
+
+void round_through_f16_simd(const float* x, int64_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(RoundThroughF16)(x, n, out);
+}
+
+void round_through_bf16_simd(const float* x, int64_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(RoundThroughBF16)(x, n, out);
 }
 
 }  // namespace nanoserve::kernels

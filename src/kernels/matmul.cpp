@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -16,6 +17,18 @@ void check_shapes(const Matrix& w, const Activations& acts) {
   if (acts.n_cols() != w.n_in)
     throw std::invalid_argument("matmul: activation rows have " + std::to_string(acts.n_cols()) +
                                 " columns, the weight rows " + std::to_string(w.n_in));
+}
+
+// Element i of an F32, F16 or BF16 weight row.
+float float_weight(TensorType type, const uint8_t* row, int64_t i) {
+  if (type == TensorType::F32) {
+    float v;
+    std::memcpy(&v, row + 4 * i, sizeof v);
+    return v;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, row + 2 * i, sizeof bits);
+  return type == TensorType::F16 ? tensor::f16_to_f32(bits) : tensor::bf16_to_f32(bits);
 }
 
 }  // namespace
@@ -116,22 +129,11 @@ void matmul_range_reference(const MatmulTask& task, int64_t o0, int64_t o1, Deco
       double sum = 0.0;
       float result;
       switch (act) {
-        case ActType::F32: {
-          const float* a = acts.f32(r);
-          for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(reinterpret_cast<const float*>(wrow)[i]) * a[i];
-          result = static_cast<float>(sum);
-          break;
-        }
+        case ActType::F32:
         case ActType::F16:
         case ActType::BF16: {
-          const bool f16 = act == ActType::F16;
-          const uint16_t* a = f16 ? acts.f16(r) : acts.bf16(r);
-          const uint16_t* wv = reinterpret_cast<const uint16_t*>(wrow);
-          for (int64_t i = 0; i < n; ++i) {
-            const float wi = f16 ? tensor::f16_to_f32(wv[i]) : tensor::bf16_to_f32(wv[i]);
-            const float ai = f16 ? tensor::f16_to_f32(a[i]) : tensor::bf16_to_f32(a[i]);
-            sum += static_cast<double>(wi) * ai;
-          }
+          const float* a = acts.float_rows(act).row(r);
+          for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(float_weight(w.type, wrow, i)) * a[i];
           result = static_cast<float>(sum);
           break;
         }

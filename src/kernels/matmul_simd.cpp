@@ -11,6 +11,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/float_dot-inl.h"
 #include "kernels/lane_sums-inl.h"
 #include "kernels/matmul_range.h"
 #include "kernels/quant_dot-inl.h"
@@ -22,47 +23,6 @@ HWY_BEFORE_NAMESPACE();
 namespace nanoserve::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-float DotF32(const float* w, const float* a, int64_t n) {
-  const hn::ScalableTag<float> df;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  auto sum0 = hn::Zero(df), sum1 = hn::Zero(df);
-  int64_t i = 0;
-  for (; i + 2 * N <= n; i += 2 * N) {
-    sum0 = hn::MulAdd(hn::LoadU(df, w + i), hn::LoadU(df, a + i), sum0);
-    sum1 = hn::MulAdd(hn::LoadU(df, w + i + N), hn::LoadU(df, a + i + N), sum1);
-  }
-  for (; i + N <= n; i += N) sum0 = hn::MulAdd(hn::LoadU(df, w + i), hn::LoadU(df, a + i), sum0);
-  float sum = hn::GetLane(hn::SumOfLanes(df, hn::Add(sum0, sum1)));
-  for (; i < n; ++i) sum += w[i] * a[i];
-  return sum;
-}
-
-// F16 or BF16 rows (T = hwy::float16_t or hwy::bfloat16_t): widen to float, then FMA.
-template <class T>
-float DotHalf(const uint16_t* w_bits, const uint16_t* a_bits, int64_t n) {
-  const hn::ScalableTag<float> df;
-  const hn::Rebind<T, decltype(df)> dh;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const T* w = reinterpret_cast<const T*>(w_bits);
-  const T* a = reinterpret_cast<const T*>(a_bits);
-  auto sum0 = hn::Zero(df), sum1 = hn::Zero(df);
-  int64_t i = 0;
-  for (; i + 2 * N <= n; i += 2 * N) {
-    sum0 = hn::MulAdd(hn::PromoteTo(df, hn::LoadU(dh, w + i)), hn::PromoteTo(df, hn::LoadU(dh, a + i)), sum0);
-    sum1 = hn::MulAdd(hn::PromoteTo(df, hn::LoadU(dh, w + i + N)), hn::PromoteTo(df, hn::LoadU(dh, a + i + N)), sum1);
-  }
-  for (; i + N <= n; i += N)
-    sum0 = hn::MulAdd(hn::PromoteTo(df, hn::LoadU(dh, w + i)), hn::PromoteTo(df, hn::LoadU(dh, a + i)), sum0);
-  float sum = hn::GetLane(hn::SumOfLanes(df, hn::Add(sum0, sum1)));
-  constexpr bool kF16 = std::is_same_v<T, hwy::float16_t>;
-  for (; i < n; ++i) {
-    const float wi = kF16 ? tensor::f16_to_f32(w_bits[i]) : tensor::bf16_to_f32(w_bits[i]);
-    const float ai = kF16 ? tensor::f16_to_f32(a_bits[i]) : tensor::bf16_to_f32(a_bits[i]);
-    sum += wi * ai;
-  }
-  return sum;
-}
 
 // groups[g] = sum over i < 16 of w[16g + i] * a[16g + i], exactly, for n / 16 groups.
 void GroupDots16(const int8_t* w, const int8_t* a, int64_t n, int32_t* groups) {
@@ -140,10 +100,7 @@ void ScalesQ8_0(const uint8_t* wrow, int64_t n, DecodedRow& row) {
   }
 }
 
-// Weight rows [o0, o1) with the fused kernels, in tiles of weight rows × activation rows.
-// Activation rows go in chunks small enough to stay in L2 while every weight row of the range
-// passes over them.
-// Weight rows [o0, o1) one at a time (rows of an interleaved matrix unpacked first).
+// Quantized weight rows [o0, o1) one at a time (rows of an interleaved matrix unpacked first).
 void RowRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups) {
   const Matrix& w = *task.w;
   const Activations& acts = *task.acts;
@@ -157,24 +114,12 @@ void RowRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, i
     else if (decodes_to_levels(w.type))
       decode_row(w.type, wrow, n, row);
     for (int64_t r = 0; r < acts.n_rows(); ++r) {
-      float result;
-      switch (act) {
-        case ActType::F32: result = DotF32(reinterpret_cast<const float*>(wrow), acts.f32(r), n); break;
-        case ActType::F16:
-          result = DotHalf<hwy::float16_t>(reinterpret_cast<const uint16_t*>(wrow), acts.f16(r), n);
-          break;
-        case ActType::BF16:
-          result = DotHalf<hwy::bfloat16_t>(reinterpret_cast<const uint16_t*>(wrow), acts.bf16(r), n);
-          break;
-        default: {
-          const Q8Row a = q8_row(acts, act, r);
-          if (fused)
-            BlockDotsQ8_0(wrow, a.q, n, groups);
-          else
-            GroupDots16(row.q.data(), a.q, n, groups);
-          result = combine(w.type, row, groups, a, n);
-        }
-      }
+      const Q8Row a = q8_row(acts, act, r);
+      if (fused)
+        BlockDotsQ8_0(wrow, a.q, n, groups);
+      else
+        GroupDots16(row.q.data(), a.q, n, groups);
+      const float result = combine(w.type, row, groups, a, n);
       task.out[r * task.out_stride + o] = result;
     }
   }
@@ -254,9 +199,40 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
   RowRange(task, std::max(g1, o0), o1, row, groups);
 }
 
+// F32, F16 or BF16 weight rows [o0, o1), in tiles of weight rows × activation rows
+// (float_dot-inl.h): eight weight rows a tile for one activation row, four for more.
+template <class T>
+void FloatRange(const MatmulTask& task, int64_t o0, int64_t o1) {
+  const Matrix& w = *task.w;
+  const Activations& acts = *task.acts;
+  const FloatRows rows = acts.float_rows(act_type_for(w.type));
+  const int64_t n_rows = acts.n_rows();
+  const uint8_t* end = PrefetchLimit(w.data + o1 * w.row_bytes, o1 == w.n_out);
+  float tile[kFloatDecodeRows * kFloatTileActs];
+  for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
+    const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
+    const int64_t width = c1 - c0 == 1 ? kFloatDecodeRows : kFloatTileRows;
+    for (int64_t o = o0; o < o1; o += width) {
+      const int nw = static_cast<int>(std::min(width, o1 - o));
+      for (int64_t r0 = c0; r0 < c1; r0 += kFloatTileActs) {
+        const int nr = static_cast<int>(std::min<int64_t>(kFloatTileActs, c1 - r0));
+        FloatDot<T>(nw, w.data + o * w.row_bytes, w.row_bytes, end, w.n_in, {rows.row(r0), rows.stride}, nr, tile);
+        for (int i = 0; i < nw; ++i)
+          for (int r = 0; r < nr; ++r) task.out[(r0 + r) * task.out_stride + o + i] = tile[i * nr + r];
+      }
+    }
+  }
+}
+
 void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
                  FusedActs& fused) {
   const Matrix& w = *task.w;
+  switch (w.type) {
+    case TensorType::F32: return FloatRange<float>(task, o0, o1);
+    case TensorType::F16: return FloatRange<hwy::float16_t>(task, o0, o1);
+    case TensorType::BF16: return FloatRange<hwy::bfloat16_t>(task, o0, o1);
+    default: break;
+  }
   if (!HasFusedDot(w.type)) return RowRange(task, o0, o1, row, groups);
   if (w.interleaved) return InterleavedRange(task, o0, o1, row, groups, fused);
   FusedRange(task, o0, o1, fused);

@@ -24,9 +24,9 @@
 
 #include <cstring>
 
-#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include "kernels/prefetch-inl.h"
 #include "kernels/weight_rows.h"
 #include "tensor/blocks.h"
 #include "tensor/interleave.h"
@@ -89,35 +89,6 @@ HWY_INLINE VI32 DotBytes(VI32 acc, VU8 u, VI8 s) {
   acc = hn::ReorderWidenMulAccumulate(DI32(), u_odd, s_odd, acc, odd);
   return hn::Add(acc, odd);
 #endif
-}
-
-// Weight rows are read once per step, straight from the mapped file: the hardware prefetcher
-// stops at each 4 KiB page, so decode (one activation row, little arithmetic per byte) waits on
-// memory unless the bytes are asked for well ahead. 16 KiB ahead of each row's stream was the
-// best distance measured on the 2-core Zen 4 machine (0.5B Q8_0 decode 19 -> 31 tok/s).
-constexpr size_t kPrefetchAhead = 16 * 1024;
-
-}  // namespace qd
-
-// Where the prefetches of a thread whose weight rows end at `rows_end` stop: there, unless its
-// rows end the matrix. The rows after them are another thread's, and fetching those into this
-// core's cache spends bandwidth that the other core spends again. Past the matrix's end lies,
-// in a GGUF file written layer by layer, the next matrix of the forward pass, which the next
-// call reads after the serial work between the two (norms, attention): fetching its start
-// while that work runs costs nothing.
-inline const uint8_t* PrefetchLimit(const uint8_t* rows_end, bool ends_matrix) {
-  return ends_matrix ? rows_end + qd::kPrefetchAhead : rows_end;
-}
-
-namespace qd {
-
-// Asks for the kBytes at block + kPrefetchAhead, unless they lie at or past `end` (from
-// PrefetchLimit).
-template <size_t kBytes>
-HWY_INLINE void PrefetchAhead(const uint8_t* block, const uint8_t* end) {
-  const uint8_t* ahead = block + kPrefetchAhead;
-  if (ahead >= end) return;
-  for (size_t line = 0; line < kBytes; line += 64) hwy::Prefetch(ahead + line);
 }
 
 // The fp16 at p (F16C's conversion, exact).
@@ -958,7 +929,6 @@ inline void FusedDot(TensorType type, const uint8_t* w0, const uint8_t* end, uin
 }
 #else
 inline bool HasFusedDot(TensorType) { return false; }
-inline const uint8_t* PrefetchLimit(const uint8_t* rows_end, bool) { return rows_end; }
 inline int InterleavedGroupsPerCall(TensorType) { return 1; }
 inline void InterleavedDot(TensorType, const uint8_t*, const uint8_t*, int, int64_t, const Q8Row*, const int32_t*,
                            int, float*) {}

@@ -3,7 +3,9 @@
 
 #include <hwy/targets.h>
 
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -75,10 +77,13 @@ TEST(Activations, FormsFollowTheRowsAndAreMadeOnce) {
   acts.set(x.data(), 2, 2, 2);
   acts.prepare(ActType::F16);
   acts.prepare(ActType::BF16);
-  EXPECT_EQ(acts.f16(0)[1], tensor::f32_to_f16(-2.0f));
-  EXPECT_EQ(acts.f16(1)[0], tensor::f32_to_f16(0.333333f));
-  EXPECT_EQ(acts.f16(1)[1], 0x7c00);
-  EXPECT_EQ(acts.bf16(1)[0], tensor::f32_to_bf16(0.333333f));
+  const FloatRows f16 = acts.float_rows(ActType::F16), bf16 = acts.float_rows(ActType::BF16);
+  EXPECT_EQ(f16.row(0)[1], -2.0f);
+  EXPECT_EQ(f16.row(1)[0], tensor::f16_to_f32(tensor::f32_to_f16(0.333333f)));
+  EXPECT_NE(f16.row(1)[0], 0.333333f);
+  EXPECT_EQ(f16.row(1)[1], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(bf16.row(1)[0], tensor::bf16_to_f32(tensor::f32_to_bf16(0.333333f)));
+  EXPECT_NE(bf16.row(1)[0], f16.row(1)[0]);
   EXPECT_EQ(acts.f32(1)[1], 65520.0f);
 }
 
@@ -120,6 +125,37 @@ TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
     EXPECT_EQ(qk, qk_ref) << hwy::TargetName(target);
     EXPECT_EQ(dk, dk_ref) << hwy::TargetName(target);
     EXPECT_EQ(bs, bs_ref) << hwy::TargetName(target);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Rounding activations to F16 / BF16 precision: the SIMD versions give the scalar
+// conversions' floats bit for bit on every target, at ties, at the edges of the F16 range
+// (65504, the 65520 tie that goes to infinity, subnormals and their ties, below the smallest),
+// signed zeros, infinities; a NaN stays a NaN.
+TEST(Activations, SimdRoundingToHalfPrecisionEqualsScalarOnEveryTarget) {
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -2.0f, 0.333333f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 1e6f,
+                          6.1035156e-05f, 6.0e-05f, 5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f, 1e-9f, -1e-9f,
+                          1.00048828125f, 1.00146484375f, 1.0f + 1.0f / 256 + 1.0f / 512, 3.0e38f, -3.4028235e38f,
+                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(), std::bit_cast<float>(0x7f800001u),
+                          std::bit_cast<float>(0xff812345u), std::bit_cast<float>(0x3f808000u),
+                          std::bit_cast<float>(0x3f818000u), std::bit_cast<float>(0x7f7fffffu)};
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  for (int i = 0; i < 1000; ++i) x.push_back(dist(rng));
+  const auto same = [](float a, float b) {
+    return std::isnan(a) ? std::isnan(b) : std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+  };
+  std::vector<float> got(x.size());
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    round_through_f16_simd(x.data(), static_cast<int64_t>(x.size()), got.data());
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(same(got[i], tensor::f16_to_f32(tensor::f32_to_f16(x[i])))) << hwy::TargetName(target) << " F16 " << x[i];
+    round_through_bf16_simd(x.data(), static_cast<int64_t>(x.size()), got.data());
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(same(got[i], tensor::bf16_to_f32(tensor::f32_to_bf16(x[i])))) << hwy::TargetName(target) << " BF16 " << x[i];
   }
   hwy::SetSupportedTargetsForTest(0);
 }

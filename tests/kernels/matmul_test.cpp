@@ -208,6 +208,43 @@ TEST(Matmul, ManyMatricesEqualSeparateCalls) {
   EXPECT_EQ(many_c, one_c);
 }
 
+// Float weights: a row's result is the same whether it is computed alone (decode's tiles of
+// eight weight rows) or in a batch of any size (tiles of four, with up to six activation rows),
+// on every target, also for rows that do not fill whole cache lines; and it is the reference's
+// result to float rounding.
+TEST(Matmul, FloatWeightsGiveARowTheSameResultAloneOrInABatch) {
+  const int64_t n_in = 200, n_out = 21, max_rows = 13;
+  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
+    TestMatrix w(type, n_in, n_out, 31);
+    const auto x = random_floats(n_in * max_rows, 32);
+    Activations acts;
+    acts.set(x.data(), max_rows, n_in, n_in);
+    std::vector<float> ref(max_rows * n_out), alone(max_rows * n_out), got(max_rows * n_out);
+    matmul_reference(w.m, acts, ref.data(), n_out);
+    ThreadPool pool(2);
+    MatmulScratch scratch(2, n_in);
+    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+      hwy::SetSupportedTargetsForTest(target);
+      const std::string where = std::string(gguf::type_name(type)) + " " + hwy::TargetName(target);
+      for (int64_t r = 0; r < max_rows; ++r) {
+        acts.set(x.data() + r * n_in, 1, n_in, n_in);
+        matmul(w.m, acts, alone.data() + r * n_out, n_out, pool, scratch);
+        for (int64_t o = 0; o < n_out; ++o) {
+          float magnitude = 0.0f;
+          for (int64_t i = 0; i < n_in; ++i) magnitude += std::fabs(w.decoded[o * n_in + i] * x[r * n_in + i]);
+          ASSERT_NEAR(alone[r * n_out + o], ref[r * n_out + o], 1e-5f * (magnitude + 1e-3f)) << where;
+        }
+      }
+      for (int64_t rows = 2; rows <= max_rows; ++rows) {
+        acts.set(x.data(), rows, n_in, n_in);
+        matmul(w.m, acts, got.data(), n_out, pool, scratch);
+        for (int64_t k = 0; k < rows * n_out; ++k) ASSERT_EQ(got[k], alone[k]) << where << " batch of " << rows;
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST(Matmul, RejectsMismatchedShapesAndTypes) {
   TestMatrix w(TensorType::Q8_0, 64, 2, 1);
   const auto x = random_floats(32, 2);

@@ -1,0 +1,144 @@
+// Dot products of float weight rows (F32, F16 or BF16, widened to float in registers) with
+// float activation rows, for every Highway target (Highway's -inl pattern: included inside a
+// per-target namespace of matmul_simd.cpp).
+//
+// A tile of NW weight rows × NR activation rows is computed together: each weight vector is
+// widened once and multiplied into every activation row of the tile, each activation vector
+// is loaded once and used for every weight row. The rows are walked one 64-byte line of
+// weights at a time, each asking for its line kPrefetchAhead bytes on (the rows of a matrix
+// are contiguous, so together they ask for every line ahead once). Results equal the
+// reference (double sums) up to float rounding.
+#if defined(NANOSERVE_KERNELS_FLOAT_DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef NANOSERVE_KERNELS_FLOAT_DOT_INL_H_
+#undef NANOSERVE_KERNELS_FLOAT_DOT_INL_H_
+#else
+#define NANOSERVE_KERNELS_FLOAT_DOT_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <hwy/highway.h>
+
+#include "kernels/activations.h"
+#include "kernels/lane_sums-inl.h"
+#include "kernels/prefetch-inl.h"
+#include "tensor/fp16.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace nanoserve::kernels {
+namespace HWY_NAMESPACE {
+namespace fd {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// N weights from p, as floats (T = float, hwy::float16_t or hwy::bfloat16_t).
+template <class T>
+HWY_INLINE VF LoadWide(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return hn::LoadU(DF(), p);
+  } else {
+    return hn::PromoteTo(DF(), hn::LoadU(hn::Rebind<T, DF>(), p));
+  }
+}
+
+template <class T>
+HWY_INLINE float ScalarWide(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return *p;
+  } else {
+    uint16_t bits;
+    std::memcpy(&bits, p, sizeof bits);
+    return std::is_same_v<T, hwy::float16_t> ? tensor::f16_to_f32(bits) : tensor::bf16_to_f32(bits);
+  }
+}
+
+// out[i * NR + r] = dot(weight row i, activation row r) for i < NW, r < NR.
+template <class T, int NW, int NR>
+HWY_NOINLINE void FloatTile(const uint8_t* w0, uint64_t row_bytes, const uint8_t* end, int64_t n, FloatRows a,
+                            float* out) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  constexpr int64_t kLine = 64 / sizeof(T);  // weights per 64-byte line
+  const T* w[NW];
+  for (int i = 0; i < NW; ++i) w[i] = reinterpret_cast<const T*>(w0 + i * row_bytes);
+  VF acc[NW][NR];
+  for (int i = 0; i < NW; ++i)
+    for (int r = 0; r < NR; ++r) acc[i][r] = hn::Zero(df);
+  int64_t k = 0;
+  for (; k + kLine <= n; k += kLine) {
+    for (int i = 0; i < NW; ++i) PrefetchAhead<64>(reinterpret_cast<const uint8_t*>(w[i] + k), end);
+    for (int64_t v = k; v < k + kLine; v += N) {
+      VF wv[NW];
+      for (int i = 0; i < NW; ++i) wv[i] = LoadWide(w[i] + v);
+      for (int r = 0; r < NR; ++r) {
+        const VF av = hn::LoadU(df, a.row(r) + v);
+        for (int i = 0; i < NW; ++i) acc[i][r] = hn::MulAdd(wv[i], av, acc[i][r]);
+      }
+    }
+  }
+  // Lane sums four at a time, in the order of `out`, all in LaneSums4's order: a result does
+  // not depend on the tile it was computed in (threads' ranges, a batch's other rows).
+  const VF* sums = &acc[0][0];
+#if HWY_TARGET == HWY_SCALAR
+  for (int j = 0; j < NW * NR; ++j) out[j] = hn::GetLane(sums[j]);
+#else
+  for (int j = 0; j < NW * NR; j += 4) {
+    const auto get = [&](int m) { return j + m < NW * NR ? sums[j + m] : hn::Zero(df); };
+    alignas(16) float four[4];
+    hn::Store(LaneSums4(df, get(0), get(1), get(2), get(3)), hn::Full128<float>(), four);
+    for (int m = 0; m < 4 && j + m < NW * NR; ++m) out[j + m] = four[m];
+  }
+#endif
+  for (; k < n; ++k)  // the rest of a row that does not fill a line
+    for (int i = 0; i < NW; ++i)
+      for (int r = 0; r < NR; ++r) out[i * NR + r] += ScalarWide(w[i] + k) * a.row(r)[k];
+}
+
+}  // namespace fd
+
+// Weight rows per tile when the tile has one activation row (decode: eight streams, enough
+// independent multiply-adds to hide their latency) and when it has more (prefill: each widened
+// weight vector serves several activation rows).
+constexpr int kFloatDecodeRows = 8;
+constexpr int kFloatTileRows = 4;
+// Activation rows per tile: 4 × 6 accumulators where there are 32 vector registers (AVX-512,
+// NEON; 6 rather than 4 was 5-10% faster on the Xeon VM, prefill's matmul/F16/64 in 4 of 4
+// alternating runs), 4 × 2 in x86's 16 (AVX2, SSE4).
+constexpr int kFloatTileActs = !HWY_ARCH_X86 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL ? 6 : 2;
+
+template <class T, int NR>
+HWY_INLINE void FloatTileActs(int nw, const uint8_t* w0, uint64_t row_bytes, const uint8_t* end, int64_t n,
+                              FloatRows a, float* out) {
+  if constexpr (NR == 1) {
+    if (nw == kFloatDecodeRows) return fd::FloatTile<T, kFloatDecodeRows, 1>(w0, row_bytes, end, n, a, out);
+  }
+  if (nw == kFloatTileRows) return fd::FloatTile<T, kFloatTileRows, NR>(w0, row_bytes, end, n, a, out);
+  for (int i = 0; i < nw; ++i) fd::FloatTile<T, 1, NR>(w0 + i * row_bytes, row_bytes, end, n, a, out + i * NR);
+}
+
+// out[i * nr + r] = dot(weight row i, activation row r) for i < nw and r < nr: nr at most
+// kFloatTileActs, nw at most kFloatDecodeRows where nr is 1 and kFloatTileRows where not.
+// T: the weights' type. end: where prefetches stop (PrefetchLimit).
+template <class T>
+void FloatDot(int nw, const uint8_t* w0, uint64_t row_bytes, const uint8_t* end, int64_t n, FloatRows a, int nr,
+              float* out) {
+  switch (kFloatTileActs == 2 ? std::min(nr, 2) : nr) {
+    case 1: return FloatTileActs<T, 1>(nw, w0, row_bytes, end, n, a, out);
+    case 2: return FloatTileActs<T, 2>(nw, w0, row_bytes, end, n, a, out);
+    case 3: return FloatTileActs<T, 3>(nw, w0, row_bytes, end, n, a, out);
+    case 4: return FloatTileActs<T, 4>(nw, w0, row_bytes, end, n, a, out);
+    case 5: return FloatTileActs<T, 5>(nw, w0, row_bytes, end, n, a, out);
+    default: return FloatTileActs<T, kFloatTileActs>(nw, w0, row_bytes, end, n, a, out);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace nanoserve::kernels
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
