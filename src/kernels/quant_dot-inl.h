@@ -105,8 +105,10 @@ HWY_INLINE float Half(const uint8_t* p) {
 template <int kShift, class V>
 HWY_INLINE V Nibbles(V bytes) {
   const hn::DFromV<V> du;
+  const hn::Repartition<uint16_t, decltype(du)> d16;
   if constexpr (kShift == 0) return hn::And(bytes, hn::Set(du, 0x0f));
-  else return hn::And(hn::ShiftRight<4>(bytes), hn::Set(du, 0x0f));
+  // A 16-bit shift and one mask (a byte shift would mask once more).
+  else return hn::And(hn::BitCast(du, hn::ShiftRight<4>(hn::BitCast(d16, bytes))), hn::Set(du, 0x0f));
 }
 
 // 16 bytes of Q4_0/Q5_0 nibbles as the block's 32 levels in order (low nibbles first).
@@ -151,22 +153,27 @@ HWY_INLINE VI8 SignedLevels(const uint8_t* block) {
   }
 }
 
+// Q6_K's levels from their two parts: low | (bits 2g and 2g + 1 of each byte of top) << 4.
+// One 16-bit shift moves the two bits to bits 4-5 of their byte, and the mask drops what the
+// shift brought over from the neighbouring byte.
+template <class V>
+HWY_INLINE V WithTopBits(V low, V top, int g) {
+  const hn::DFromV<V> du;
+  const hn::Repartition<uint16_t, decltype(du)> d16;
+  V placed;
+  switch (g) {
+    case 0: placed = hn::BitCast(du, hn::ShiftLeft<4>(hn::BitCast(d16, top))); break;
+    case 1: placed = hn::BitCast(du, hn::ShiftLeft<2>(hn::BitCast(d16, top))); break;
+    case 2: placed = top; break;
+    default: placed = hn::BitCast(du, hn::ShiftRight<2>(hn::BitCast(d16, top)));
+  }
+  return hn::OrAnd(low, placed, hn::Set(du, 0x30));
+}
+
 // A tile is NW consecutive weight rows (row i at w0 + i * row_bytes) × NR activation rows;
 // out[i * NR + r] is the dot product of weight row i with activation row r. Each weight
 // block is unpacked once per tile and each activation block loaded once per tile, so the
 // loads per multiply shrink with the tile; accumulators stay in registers.
-// Bits 2g and 2g + 1 of each byte, as 0..3.
-template <class V>
-HWY_INLINE V TwoBits(V bytes, int g) {
-  const auto three = hn::Set(hn::DFromV<V>(), 3);
-  switch (g) {
-    case 0: return hn::And(bytes, three);
-    case 1: return hn::And(hn::ShiftRight<2>(bytes), three);
-    case 2: return hn::And(hn::ShiftRight<4>(bytes), three);
-    default: return hn::ShiftRight<6>(bytes);
-  }
-}
-
 template <int NW, int NR>
 HWY_INLINE void Reduce(VF (&acc)[NW][NR], float* out) {
   for (int i = 0; i < NW; ++i)
@@ -312,7 +319,7 @@ void DotQ6_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t 
           const uint8_t* ql = block[i] + offsetof(Block, ql) + 64 * c + 32 * (g % 2);
           const auto low = g < 2 ? Nibbles<0>(hn::LoadU(du, ql)) : Nibbles<4>(hn::LoadU(du, ql));
           const auto qh = hn::LoadU(du, block[i] + offsetof(Block, qh) + 32 * c);
-          w[i] = hn::Or(low, hn::ShiftLeft<4>(TwoBits(qh, g)));
+          w[i] = WithTopBits(low, qh, g);
           const int k = 8 * c + 2 * g;  // the scales of this group's two halves of 16
           sc[i] = hn::IfThenElse(first_half, hn::Set(DI32(), scales[i][k]), hn::Set(DI32(), scales[i][k + 1]));
         }
@@ -548,13 +555,14 @@ void DotQ4_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
   for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(block, end);
+    PrefetchAhead<128>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
     const VF d = HalvesToFloats(block), dmin = HalvesToFloats(block + 16);
     HWY_ALIGN uint8_t sc[64], mn[64];
     Q4_KScalesMins(block, sc, mn);
     VI32 isum[NR];
     for (auto& v : isum) v = hn::Zero(DI32());
     for (int j = 0; j < 8; ++j) {
+      PrefetchAhead<128>(block + 128 + 128 * j, end);
       VU8 w[8];
       for (int m = 0; m < 4; ++m) {
         const VU8 nibbles = hn::LoadU(du, block + 128 + 128 * j + 32 * m);
@@ -597,7 +605,7 @@ void DotQ6_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
   for (auto& v : sum) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(block, end);
+    PrefetchAhead<144>(block, end);  // scales; each sub-block's 192 bytes of levels in its turn
     const VF d = HalvesToFloats(block);
     // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
     VI32 scale_pairs[8];
@@ -608,6 +616,7 @@ void DotQ6_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
     for (auto& v : isum) v = hn::Zero(DI32());
     for (int j = 0; j < 8; ++j) {
       const uint8_t* levels = block + 144 + 192 * j;
+      PrefetchAhead<192>(levels, end);
       VU8 w[8];
       for (int m = 0; m < 4; ++m) {
         const VU8 nibbles = hn::LoadU(du, levels + 32 * m);
@@ -616,7 +625,7 @@ void DotQ6_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
       }
       for (int v = 0; v < 2; ++v) {
         const VU8 top = hn::LoadU(du, levels + 128 + 32 * v);
-        for (int h = 0; h < 4; ++h) w[4 * v + h] = hn::Or(w[4 * v + h], hn::ShiftLeft<4>(TwoBits(top, h)));
+        for (int h = 0; h < 4; ++h) w[4 * v + h] = WithTopBits(w[4 * v + h], top, h);
       }
       const VI32 pairs = scale_pairs[j];
       const VI32 scale_lo = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs)), scale_hi = hn::ShiftRight<16>(pairs);
@@ -743,7 +752,7 @@ void DotQ6_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row
       }
       for (int v = 0; v < 2; ++v) {
         const VU8W top = LoadPair(lo + levels + 128 + 32 * v, hi + levels + 128 + 32 * v);
-        for (int h = 0; h < 4; ++h) w[4 * v + h] = hn::Or(w[4 * v + h], hn::ShiftLeft<4>(TwoBits(top, h)));
+        for (int h = 0; h < 4; ++h) w[4 * v + h] = WithTopBits(w[4 * v + h], top, h);
       }
       const VI32W pairs = scale_pairs[j];
       const VI32W scale_lo = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs)), scale_hi = hn::ShiftRight<16>(pairs);
