@@ -553,6 +553,19 @@ HWY_INLINE void Q4_KScalesMins(const uint8_t* block, uint8_t* sc, uint8_t* mn) {
   }
 }
 
+// The 8 bytes at p (one per lane) as int16 pairs (m, m): the bytes in both 128-bit halves, then
+// one shuffle places each twice, zero-extended.
+HWY_INLINE VI32 MinPairs(const uint8_t* p) {
+  const DU8 du;
+  uint64_t bytes;
+  std::memcpy(&bytes, p, sizeof bytes);
+  constexpr uint8_t z = 0x80;  // a shuffle index that gives 0
+  alignas(32) static constexpr uint8_t kTwice[32] = {0, z, 0, z, 1, z, 1, z, 2, z, 2, z, 3, z, 3, z,
+                                                     4, z, 4, z, 5, z, 5, z, 6, z, 6, z, 7, z, 7, z};
+  const VU8 src = hn::BitCast(du, hn::Set(hn::Full256<uint64_t>(), bytes));
+  return hn::BitCast(DI32(), hn::TableLookupBytesOr0(src, hn::Load(du, kTwice)));
+}
+
 // Q4_K rows interleaved by 8 (tensor/interleave.h) × NR Q8_K activation rows: out[r * 8 + j]
 // is the dot product of the group's row j with activation row r. Per super-block and lane
 // (row), as the reference: an exact integer sum Σ_j sc_j · (levels_j · a_j) and one of the
@@ -589,8 +602,7 @@ void DotQ4_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
     // the activation's 16-element sums gives m_j × its sum over sub-block j.
     VI32 min_pairs[8];
     for (int j = 0; j < 8; ++j) {
-      const VI32 m = hn::PromoteTo(DI32(), hn::LoadU(du8x8, mn + 8 * j));
-      min_pairs[j] = hn::Or(m, hn::ShiftLeft<16>(m));
+      min_pairs[j] = MinPairs(mn + 8 * j);
     }
     for (int r = 0; r < NR; ++r) {
       const VI32 msum = PairDots(min_pairs, a[r].bsums + 16 * b);
