@@ -14,15 +14,14 @@
 // ./build/bench/decode_stream_bench --benchmark_repetitions=5 (read the medians; on a shared
 // machine compare two builds by alternating runs, or two settings within one run).
 #include <benchmark/benchmark.h>
-#include <sys/mman.h>
 
 #include <algorithm>
-#include <new>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/bandwidth.h"
+#include "kernels/huge_pages.h"
 #include "kernels/matmul.h"
 #include "tensor/quant.h"
 
@@ -67,25 +66,6 @@ std::vector<Call> qwen05(bool q4_k_m) {
   return calls;
 }
 
-// Writable, huge-page backed memory, as the loaded model's interleaved weights are.
-class Region {
- public:
-  explicit Region(size_t size) : size_(size) {
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(p, size, MADV_HUGEPAGE);
-    data_ = static_cast<uint8_t*>(p);
-  }
-  ~Region() { ::munmap(data_, size_); }
-  Region(const Region&) = delete;
-  Region& operator=(const Region&) = delete;
-  uint8_t* data() { return data_; }
-
- private:
-  size_t size_;
-  uint8_t* data_;
-};
-
 void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
   ThreadPool pool(ThreadPool::physical_cores());
   size_t total = 0;
@@ -97,7 +77,7 @@ void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
       max_out = std::max(max_out, p.n_out);
     }
   }
-  Region region(total);
+  HugePageBuffer region(total);  // writable and in huge pages, as a loaded model's interleaved weights are
   // Each matrix cycles through 16 quantized random rows: the bytes are realistic, and quantizing
   // half a gigabyte row by row would take longer than the benchmark.
   std::mt19937 rng(1);

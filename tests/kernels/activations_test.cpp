@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/activations.h"
@@ -150,12 +151,13 @@ TEST(Activations, SimdRoundingToHalfPrecisionEqualsScalarOnEveryTarget) {
   std::vector<float> got(x.size());
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
     round_through_f16_simd(x.data(), static_cast<int64_t>(x.size()), got.data());
     for (size_t i = 0; i < x.size(); ++i)
-      ASSERT_TRUE(same(got[i], tensor::f16_to_f32(tensor::f32_to_f16(x[i])))) << hwy::TargetName(target) << " F16 " << x[i];
+      ASSERT_TRUE(same(got[i], tensor::f16_to_f32(tensor::f32_to_f16(x[i])))) << name << " F16 " << x[i];
     round_through_bf16_simd(x.data(), static_cast<int64_t>(x.size()), got.data());
     for (size_t i = 0; i < x.size(); ++i)
-      ASSERT_TRUE(same(got[i], tensor::bf16_to_f32(tensor::f32_to_bf16(x[i])))) << hwy::TargetName(target) << " BF16 " << x[i];
+      ASSERT_TRUE(same(got[i], tensor::bf16_to_f32(tensor::f32_to_bf16(x[i])))) << name << " BF16 " << x[i];
   }
   hwy::SetSupportedTargetsForTest(0);
 }
