@@ -5,8 +5,8 @@
 // A tile of NW weight rows × NR activation rows is computed together: each weight vector is
 // widened once and multiplied into every activation row of the tile, each activation vector
 // is loaded once and used for every weight row. The rows are walked one 64-byte line of
-// weights at a time, each asking for its line kPrefetchAhead bytes on (the rows of a matrix
-// are contiguous, so together they ask for every line ahead once). Results equal the
+// weights at a time, each asking for the line that far ahead of it (PrefetchAhead; the rows of
+// a matrix are contiguous, so together they ask for every line ahead once). Results equal the
 // reference (double sums) up to float rounding.
 #if defined(NANOSERVE_KERNELS_FLOAT_DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NANOSERVE_KERNELS_FLOAT_DOT_INL_H_
@@ -108,8 +108,10 @@ constexpr int kFloatDecodeRows = 8;
 constexpr int kFloatTileRows = 4;
 // Activation rows per tile: 4 × 6 accumulators where there are 32 vector registers (AVX-512,
 // NEON; 6 rather than 4 was 5-10% faster on the Xeon VM, prefill's matmul/F16/64 in 4 of 4
-// alternating runs), 4 × 2 in x86's 16 (AVX2, SSE4).
+// alternating runs), 4 × 2 in the 16 of the other x86 targets (AVX2, SSE4).
 constexpr int kFloatTileActs = !HWY_ARCH_X86 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL ? 6 : 2;
+// Outputs of the largest tile.
+constexpr int kFloatTileOutputs = std::max(kFloatDecodeRows, kFloatTileRows * kFloatTileActs);
 
 template <class T, int NR>
 HWY_INLINE void FloatTileActs(int nw, const uint8_t* w0, uint64_t row_bytes, const uint8_t* end, int64_t n,

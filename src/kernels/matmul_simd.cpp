@@ -208,7 +208,7 @@ void FloatRange(const MatmulTask& task, int64_t o0, int64_t o1) {
   const FloatRows rows = acts.float_rows(act_type_for(w.type));
   const int64_t n_rows = acts.n_rows();
   const uint8_t* end = PrefetchLimit(w.data + o1 * w.row_bytes, o1 == w.n_out);
-  float tile[kFloatDecodeRows * kFloatTileActs];
+  float tile[kFloatTileOutputs];
   for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
     const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
     const int64_t width = c1 - c0 == 1 ? kFloatDecodeRows : kFloatTileRows;
