@@ -3,12 +3,13 @@
 //
 // Weight rows are read once per step, straight from the mapped file: the hardware prefetcher
 // stops at each 4 KiB page, so decode (one activation row, little arithmetic per byte) waits on
-// memory unless the bytes are asked for well ahead. 16 KiB ahead of each row's stream was the
-// best distance measured on the 2-core Zen 4 machine (0.5B Q8_0 decode 19 -> 31 tok/s).
-// A second request, 64 KiB ahead and into L2 only, keeps more lines in flight than the L1's
-// few fill buffers allow: on the Xeon VM 1.7B Q4_K_M decode went 20.0 -> 22.3 tok/s (3 of 3
-// alternating cycles), 0.5B Q8_0 and Q4_K_M gained in 3 and 2 of 3; 128 KiB ahead or into L1
-// and L2 (T1 rather than T2) was no better.
+// memory unless the bytes are asked for well ahead. Two requests per stretch of the stream:
+// into L1 kPrefetchAhead ahead, and into L2 only kPrefetchFarAhead ahead, which keeps more
+// lines in flight than the L1's few fill buffers allow. The distances were measured on the
+// 2-core Zen 4 VM, alternating settings every two decode steps within one process (so that
+// other tenants' bursts fall on all of them alike): 8 and 32 KiB against the 16 and 64 KiB
+// tuned earlier on a Xeon VM gave 0.5B Q8_0 +4.7%, Q4_K_M +9.6%, Q4_0 +7%, F16 +8%, 1.7B
+// Q4_K_M +1%; no L2 request at all was the slowest setting on both machines.
 #if defined(NANOSERVE_KERNELS_PREFETCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NANOSERVE_KERNELS_PREFETCH_INL_H_
 #undef NANOSERVE_KERNELS_PREFETCH_INL_H_
@@ -26,8 +27,8 @@ HWY_BEFORE_NAMESPACE();
 namespace nanoserve::kernels {
 namespace HWY_NAMESPACE {
 
-constexpr size_t kPrefetchAhead = 16 * 1024;
-constexpr size_t kPrefetchFarAhead = 64 * 1024;
+constexpr size_t kPrefetchAhead = 8 * 1024;
+constexpr size_t kPrefetchFarAhead = 32 * 1024;
 
 // Where the prefetches of a thread whose weight rows end at `rows_end` stop: there, unless its
 // rows end the matrix. The rows after them are another thread's, and fetching those into this
