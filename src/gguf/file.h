@@ -85,6 +85,7 @@ class File {
   uint32_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
   uint64_t file_size() const { return bytes_.size(); }
+  std::span<const uint8_t> tensor_data() const { return bytes_.subspan(data_offset_); }  // every tensor's bytes
   const Metadata& metadata() const { return metadata_; }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(const std::string& name) const;

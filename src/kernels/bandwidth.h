@@ -1,9 +1,11 @@
 // Measures how fast this machine streams memory into the cores: every thread of the pool
-// reads its share of a buffer much larger than the caches with vector loads into several
+// reads its share of a region much larger than the caches with vector loads into several
 // accumulators (a one-accumulator loop is latency-bound and under-measures).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 
 #include "kernels/thread_pool.h"
 
@@ -14,7 +16,17 @@ namespace nanoserve::kernels {
 // made decode look faster than memory. Fifteen take about 0.6 s.
 constexpr int kBandwidthPasses = 15;
 
-// Best of `passes` full reads of a `bytes`-sized buffer, in bytes per second.
+struct RegionRead {
+  double bytes_per_s;
+  uint64_t checksum;  // the sum of the region's bytes, each counted once
+};
+
+// One read of every byte of `region`, split between the pool's threads (blocks of 16 KiB,
+// claimed as ThreadPool::run hands them out). Reads the bytes as they are: a model's weights
+// can be read this way, with no memory of its own.
+RegionRead read_region(ThreadPool& pool, std::span<const uint8_t> region);
+
+// Best of `passes` full reads of a `bytes`-sized buffer of its own, in bytes per second.
 double read_bandwidth(ThreadPool& pool, size_t bytes = size_t{1} << 30, int passes = kBandwidthPasses);
 
 }  // namespace nanoserve::kernels

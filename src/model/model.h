@@ -34,6 +34,9 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const gguf::File& file() const { return file_; }
   int threads() const { return pool_.size(); }
+  // The pool the forward pass runs on, idle between forward calls: bench-engine reads the
+  // weights on it between decode steps, to measure the bandwidth decode had.
+  kernels::ThreadPool& pool() { return pool_; }
   // Bytes of weights one decode step reads: every matrix once, the norms, one embedding row.
   uint64_t weight_bytes_per_token() const;
 
