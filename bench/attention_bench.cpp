@@ -3,7 +3,8 @@
 // batch engine's pool does, one thread. Arguments: positions per sequence, and whether the
 // caches are flushed between iterations (by reading 256 MB) as the weights streaming through a
 // real step flush them: flushed is attention from memory, the case decode meets; unflushed
-// keeps what the last-level cache holds of the 34 MB at 350 positions.
+// keeps what the last-level cache holds of the 34 MB at 350 positions. The cache is in huge
+// pages, as model::KvCache's is.
 // ./build/bench/attention_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/huge_pages.h"
 #include "tensor/fp16.h"
 
 namespace nanoserve::kernels {
@@ -26,9 +28,12 @@ void BM_DecodeStepAttention(benchmark::State& state) {
   const int64_t kv_dim = kKvHeads * kHeadDim, block_stride = int64_t{kLayers} * kBlock * kv_dim;
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<uint16_t> k(n_blocks * block_stride), v(k.size());
-  for (auto& x : k) x = tensor::f32_to_f16(dist(rng));
-  for (auto& x : v) x = tensor::f32_to_f16(dist(rng));
+  const size_t n_values = n_blocks * block_stride;
+  HugePageBuffer k_buffer(n_values * sizeof(uint16_t)), v_buffer(n_values * sizeof(uint16_t));
+  auto* k = reinterpret_cast<uint16_t*>(k_buffer.data());
+  auto* v = reinterpret_cast<uint16_t*>(v_buffer.data());
+  for (size_t i = 0; i < n_values; ++i) k[i] = tensor::f32_to_f16(dist(rng));
+  for (size_t i = 0; i < n_values; ++i) v[i] = tensor::f32_to_f16(dist(rng));
   // Sequence s owns blocks s, s + 8, s + 16, ...: the order in which a step's sequences grow.
   std::vector<std::vector<int32_t>> tables(kSeqs);
   for (int s = 0; s < kSeqs; ++s)
@@ -47,7 +52,7 @@ void BM_DecodeStepAttention(benchmark::State& state) {
     for (int layer = 0; layer < kLayers; ++layer) {
       const int64_t layer_offset = int64_t{layer} * kBlock * kv_dim;
       for (int s = 0; s < kSeqs; ++s) {
-        const KvView kv{k.data() + layer_offset, v.data() + layer_offset, kv_dim, tables[s].data(), kBlock,
+        const KvView kv{k + layer_offset, v + layer_offset, kv_dim, tables[s].data(), kBlock,
                         block_stride};
         for (int h = 0; h < kKvHeads; ++h)
           attention_heads(q.data(), kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());

@@ -16,8 +16,8 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
   n_elements_ = static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim_;
-  k_.reset(new uint16_t[n_elements_]);
-  v_.reset(new uint16_t[n_elements_]);
+  k_ = std::make_unique<kernels::HugePageBuffer>(n_elements_ * sizeof(uint16_t));
+  v_ = std::make_unique<kernels::HugePageBuffer>(n_elements_ * sizeof(uint16_t));
 }
 
 bool KvCache::fits(const ModelConfig& c) const {
@@ -59,13 +59,13 @@ int64_t KvCache::row_offset(int seq, int layer, int64_t pos) const {
   return ((block * n_layer_ + layer) * block_size_ + pos % block_size_) * kv_dim_;
 }
 
-uint16_t* KvCache::k_row(int seq, int layer, int64_t pos) { return k_.get() + row_offset(seq, layer, pos); }
-uint16_t* KvCache::v_row(int seq, int layer, int64_t pos) { return v_.get() + row_offset(seq, layer, pos); }
+uint16_t* KvCache::k_row(int seq, int layer, int64_t pos) { return k_data() + row_offset(seq, layer, pos); }
+uint16_t* KvCache::v_row(int seq, int layer, int64_t pos) { return v_data() + row_offset(seq, layer, pos); }
 
 kernels::KvView KvCache::view(int seq, int layer) const {
   const int64_t layer_offset = static_cast<int64_t>(layer) * block_size_ * kv_dim_;
-  return {.k = k_.get() + layer_offset,
-          .v = v_.get() + layer_offset,
+  return {.k = k_data() + layer_offset,
+          .v = v_data() + layer_offset,
           .stride = kv_dim_,
           .blocks = sequence(seq).blocks.data(),
           .block_size = block_size_,
