@@ -51,6 +51,9 @@ int32_t argmax(std::span<const float> row) {
   return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
+// One read of all the model's weights on its own threads, in bytes per second.
+double read_weights(model::Model& m) { return kernels::read_region(m.pool(), m.file().tensor_data()).bytes_per_s; }
+
 // For each of `n_seq` sequences one prefill of the prompt, then `n` greedy decode steps that
 // advance every sequence by one row, on a fresh cache. Rates count the tokens of all sequences.
 // With `reads`, a read of the weights every kReadEvery steps appends its bytes per second.
@@ -81,7 +84,7 @@ Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n
     for (int s = 0; s < n_seq; ++s) next[s] = argmax(logits.row(s));
     decode_s += seconds_since(t1);
     if (reads && k % kReadEvery == kReadEvery - 1)
-      reads->push_back(kernels::read_region(m.pool(), m.file().tensor_data()).bytes_per_s);
+      reads->push_back(read_weights(m));
   }
   return {n_seq * n_prompt / prefill_s, n_seq * n / decode_s};
 }
@@ -126,16 +129,16 @@ void run_bench(const BenchArgs& a) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);  // before the bandwidth test's buffer inflates it
   // Fewer than kReadEvery steps per run: reads now, the nearest to decode there are.
-  if (reads.empty())
-    for (int i = 0; i < kernels::kBandwidthPasses; ++i)
-      reads.push_back(kernels::read_region(m.pool(), m.file().tensor_data()).bytes_per_s);
+  const bool read_after = reads.empty();
+  if (read_after)
+    for (int i = 0; i < kernels::kBandwidthPasses; ++i) reads.push_back(read_weights(m));
   const Summary bw = summarize(reads);
   const double apart = kernels::read_bandwidth(m.pool());
 
   fmt::print("model      {} ({}, {} layers, {:.1f} MB read per decode step), {} threads\n", a.model, c.arch, c.n_layer,
              step_bytes / 1e6, m.threads());
   fmt::print("bandwidth  {:.1f} GB/s median (min {:.1f}, max {:.1f}) of {} reads of the weights {}\n", bw.median / 1e9,
-             bw.min / 1e9, bw.max / 1e9, reads.size(), a.generate < kReadEvery ? "after decode" : "between decode steps");
+             bw.min / 1e9, bw.max / 1e9, reads.size(), read_after ? "after decode" : "between decode steps");
   fmt::print("           {:.1f} GB/s best of {} reads of 1 GiB after decode (vector reads on {} threads)\n", apart / 1e9,
              kernels::kBandwidthPasses, threads);
   fmt::print("prefill    {} tokens: {:.1f} tok/s median (min {:.1f}, max {:.1f}) over {} runs\n", a.prompt, p.median,

@@ -15,9 +15,9 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   free_.reserve(n_blocks_);
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
-  n_elements_ = static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim_;
-  k_ = std::make_unique<kernels::HugePageBuffer>(n_elements_ * sizeof(uint16_t));
-  v_ = std::make_unique<kernels::HugePageBuffer>(n_elements_ * sizeof(uint16_t));
+  const size_t pool_bytes = static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim_ * sizeof(uint16_t);
+  k_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
+  v_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
 }
 
 bool KvCache::fits(const ModelConfig& c) const {

@@ -44,7 +44,7 @@ class KvCache {
   int64_t used_blocks() const { return n_blocks_ - free_blocks(); }
   // Positions the pool holds in all: the most one sequence can ever fill.
   int64_t n_ctx() const { return n_blocks_ * block_size_; }
-  size_t bytes() const { return 2 * n_elements_ * sizeof(uint16_t); }
+  size_t bytes() const { return k_->size() + v_->size(); }
   size_t block_bytes() const { return bytes() / static_cast<size_t>(n_blocks_); }
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
@@ -82,7 +82,6 @@ class KvCache {
   // block's rows of one layer (4 KiB for a 0.5B model) and jumps to the next block, so with
   // 4 KiB pages every block cost a TLB walk (in a VM, a nested one). One thread's decode
   // attention over 8 sequences of 2000 positions (bench/attention_bench): 64 -> 37 ms.
-  size_t n_elements_ = 0;
   std::unique_ptr<kernels::HugePageBuffer> k_, v_;
   uint16_t* k_data() const { return reinterpret_cast<uint16_t*>(k_->data()); }
   uint16_t* v_data() const { return reinterpret_cast<uint16_t*>(v_->data()); }
