@@ -71,7 +71,7 @@ HWY_NOINLINE void FloatTile(const uint8_t* w0, uint64_t row_bytes, const uint8_t
     for (int r = 0; r < NR; ++r) acc[i][r] = hn::Zero(df);
   int64_t k = 0;
   for (; k + kLine <= n; k += kLine) {
-    for (int i = 0; i < NW; ++i) PrefetchAhead<64>(reinterpret_cast<const uint8_t*>(w[i] + k), end);
+    for (int i = 0; i < NW; ++i) PrefetchAhead<64, Ahead::kL2>(reinterpret_cast<const uint8_t*>(w[i] + k), end);
     for (int64_t v = k; v < k + kLine; v += N) {
       VF wv[NW];
       for (int i = 0; i < NW; ++i) wv[i] = LoadWide(w[i] + v);

@@ -10,6 +10,11 @@
 // other tenants' bursts fall on all of them alike): 8 and 32 KiB against the 16 and 64 KiB
 // tuned earlier on a Xeon VM gave 0.5B Q8_0 +4.7%, Q4_K_M +9.6%, Q4_0 +7%, F16 +8%, 1.7B
 // Q4_K_M +1%; no L2 request at all was the slowest setting on both machines.
+// The L1 request pays only in kernels with much arithmetic per byte (the K-quants, whose
+// scales and mins are unpacked per super-block): for the blocks of 32 and the float rows it
+// takes a fill buffer the L2 stream needs more, and dropping it gave 0.5B Q8_0 +2.8 to +3.7%
+// (+3.4% at 512 positions), Q4_0 +1.8%, F16 -0.7 to +3.7% (same method, 300-600 steps each),
+// where for the K-quants it cost 1.7B Q4_K_M 3%.
 #if defined(NANOSERVE_KERNELS_PREFETCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NANOSERVE_KERNELS_PREFETCH_INL_H_
 #undef NANOSERVE_KERNELS_PREFETCH_INL_H_
@@ -40,13 +45,18 @@ inline const uint8_t* PrefetchLimit(const uint8_t* rows_end, bool ends_matrix) {
   return ends_matrix ? rows_end + kPrefetchAhead : rows_end;
 }
 
-// Asks for the kBytes at p + kPrefetchAhead into L1 and those at p + kPrefetchFarAhead into L2,
-// each unless they lie at or past `end` (from PrefetchLimit).
-template <size_t kBytes>
+// Which caches a kernel asks for its weight lines into (see the top of this file).
+enum class Ahead { kL2, kL1AndL2 };
+
+// Asks for the kBytes at p + kPrefetchFarAhead into L2 and, with Ahead::kL1AndL2, those at
+// p + kPrefetchAhead into L1 too, each unless they lie at or past `end` (from PrefetchLimit).
+template <size_t kBytes, Ahead kWhere>
 HWY_INLINE void PrefetchAhead(const uint8_t* p, const uint8_t* end) {
-  const uint8_t* ahead = p + kPrefetchAhead;
-  if (ahead >= end) return;
-  for (size_t line = 0; line < kBytes; line += 64) hwy::Prefetch(ahead + line);
+  if constexpr (kWhere == Ahead::kL1AndL2) {
+    const uint8_t* ahead = p + kPrefetchAhead;
+    if (ahead >= end) return;
+    for (size_t line = 0; line < kBytes; line += 64) hwy::Prefetch(ahead + line);
+  }
   const uint8_t* far = p + kPrefetchFarAhead;
   if (far >= end) return;
   // Highway's Prefetch is T0 only; locality 1 is x86's prefetcht2 (a hint elsewhere).

@@ -196,7 +196,7 @@ void DotBlock32(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64
     VF dw[NW];
     for (int i = 0; i < NW; ++i) {
       const uint8_t* block = w0 + i * row_bytes + b * sizeof(Block);
-      PrefetchAhead<sizeof(Block)>(block, end);
+      PrefetchAhead<sizeof(Block), Ahead::kL2>(block, end);
       w[i] = SignedLevels<Block>(block);
       minus_w_sum128[i] = hn::Neg(DotBytes(hn::Zero(DI32()), k128, w[i]));
       dw[i] = hn::Set(DF(), Half(block + offsetof(Block, d)));
@@ -238,7 +238,7 @@ void DotQ4_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t 
       block[i] = w0 + i * row_bytes + b * sizeof(Block);
       d[i] = Half(block[i] + offsetof(Block, d));
       dmin[i] = Half(block[i] + offsetof(Block, dmin));
-      PrefetchAhead<sizeof(Block)>(block[i], end);
+      PrefetchAhead<sizeof(Block), Ahead::kL1AndL2>(block[i], end);
       alignas(32) int16_t m16[16];
       for (int j = 0; j < 8; ++j) {
         int m;
@@ -301,7 +301,7 @@ void DotQ6_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t 
     VI32 isum[NW][NR];
     for (int i = 0; i < NW; ++i) {
       block[i] = w0 + i * row_bytes + b * sizeof(Block);
-      PrefetchAhead<sizeof(Block)>(block[i], end);
+      PrefetchAhead<sizeof(Block), Ahead::kL1AndL2>(block[i], end);
       scales[i] = reinterpret_cast<const int8_t*>(block[i] + offsetof(Block, scales));
       const auto scales16 = hn::PromoteTo(d16, hn::LoadU(d8_128, scales[i]));
       for (int r = 0; r < NR; ++r) {  // −32 · Σ_g sc_g · bsum_g, folded into the integer sum
@@ -436,7 +436,7 @@ void DotBlock32x8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8R
   for (auto& v : acc) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 32; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(block, end);
+    PrefetchAhead<kBlockBytes, Ahead::kL2>(block, end);
     const VF dw = HalvesToFloats(block);
     VU8 w[8];
     for (int m = 0; m < 4; ++m) InterleavedChunks<Block>(block, m, w[2 * m], w[2 * m + 1]);
@@ -522,8 +522,8 @@ void DotBlock32x16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* lo = group + b * kBlockBytes;
     const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(lo, end);
-    PrefetchAhead<kBlockBytes>(hi, end);
+    PrefetchAhead<kBlockBytes, Ahead::kL2>(lo, end);
+    PrefetchAhead<kBlockBytes, Ahead::kL2>(hi, end);
     const VFW dw = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     VU8W w[8];
     for (int m = 0; m < 4; ++m) InterleavedChunksWide<Block>(lo, hi, m, w[2 * m], w[2 * m + 1]);
@@ -580,14 +580,14 @@ void DotQ4_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
   for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<128>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
+    PrefetchAhead<128, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
     const VF d = HalvesToFloats(block), dmin = HalvesToFloats(block + 16);
     HWY_ALIGN uint8_t sc[64], mn[64];
     Q4_KScalesMins(block, sc, mn);
     VI32 isum[NR];
     for (auto& v : isum) v = hn::Zero(DI32());
     for (int j = 0; j < 8; ++j) {
-      PrefetchAhead<128>(block + 128 + 128 * j, end);
+      PrefetchAhead<128, Ahead::kL1AndL2>(block + 128 + 128 * j, end);
       VU8 w[8];
       for (int m = 0; m < 4; ++m) {
         const VU8 nibbles = hn::LoadU(du, block + 128 + 128 * j + 32 * m);
@@ -629,7 +629,7 @@ void DotQ6_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
   for (auto& v : sum) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<144>(block, end);  // scales; each sub-block's 192 bytes of levels in its turn
+    PrefetchAhead<144, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 192 bytes of levels in its turn
     const VF d = HalvesToFloats(block);
     // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
     VI32 scale_pairs[8];
@@ -640,7 +640,7 @@ void DotQ6_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row*
     for (auto& v : isum) v = hn::Zero(DI32());
     for (int j = 0; j < 8; ++j) {
       const uint8_t* levels = block + 144 + 192 * j;
-      PrefetchAhead<192>(levels, end);
+      PrefetchAhead<192, Ahead::kL1AndL2>(levels, end);
       VU8 w[8];
       for (int m = 0; m < 4; ++m) {
         const VU8 nibbles = hn::LoadU(du, levels + 32 * m);
@@ -699,8 +699,8 @@ void DotQ4_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* lo = group + b * kBlockBytes;
     const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(lo, end);
-    PrefetchAhead<kBlockBytes>(hi, end);
+    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(lo, end);
+    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(hi, end);
     const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     const VFW dmin = hn::Combine(df, HalvesToFloats(hi + 16), HalvesToFloats(lo + 16));
     HWY_ALIGN uint8_t sc[2][64], mn[2][64], sc16[128], mn16[128];
@@ -754,8 +754,8 @@ void DotQ6_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row
   for (int64_t b = 0; b < n / 256; ++b) {
     const uint8_t* lo = group + b * kBlockBytes;
     const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes>(lo, end);
-    PrefetchAhead<kBlockBytes>(hi, end);
+    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(lo, end);
+    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(hi, end);
     const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     VI32W scale_pairs[8];
     for (int j = 0; j < 8; ++j) {
