@@ -15,9 +15,9 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
   float max = -INFINITY;
   for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {
-      const uint16_t* k = run.k + p * kv.stride + offset;
+      const uint16_t* k = run.k + offset * kv.block_size + p;  // dimension i at k[i * block_size]
       float dot = 0.0f;
-      for (int i = 0; i < head_dim; ++i) dot += q[i] * tensor::f16_to_f32(k[i]);
+      for (int i = 0; i < head_dim; ++i) dot += q[i] * tensor::f16_to_f32(k[i * kv.block_size]);
       scores[run.first + p] = dot * scale;
       max = std::max(max, scores[run.first + p]);
     }

@@ -6,35 +6,34 @@
 
 namespace nanoserve::kernels {
 
-// The cache of one layer of one sequence: position p's keys at k + p * stride (F16 bits),
-// KV head h at offset h * head_dim; the same for v. A paged cache (blocks != nullptr) keeps
-// positions in blocks of block_size: position p is at slot p % block_size of block
-// blocks[p / block_size], which starts block_stride elements after block 0.
+// The cache of one layer of one sequence, in blocks of block_size positions: position p is
+// at slot p % block_size of block blocks[p / block_size], whose values start
+// blocks[...] * block_stride elements after v and whose keys start as far after k. Values are
+// rows: slot t's values (every KV head, head h at offset h * head_dim) at
+// v_block + t * stride. Keys are stored transposed, one row of block_size slots per key
+// dimension: dimension d (< stride, every KV head) of slot t at k_block + d * block_size + t,
+// so that scores against a block's positions are vector multiply-adds, one position a lane,
+// with no sums across lanes.
 struct KvView {
   const uint16_t* k;
   const uint16_t* v;
   int64_t stride;
-  const int32_t* blocks = nullptr;
-  int64_t block_size = 0;
-  int64_t block_stride = 0;
+  const int32_t* blocks;
+  int64_t block_size;
+  int64_t block_stride;
 };
 
-// One stretch of positions [first, first + count) stored contiguously: position first + i at
-// k + i * stride (and v + i * stride). next_k / next_v start the following stretch (null for
-// the last), so that a kernel can fetch ahead across the jump between blocks.
+// One block's positions [first, first + count): their keys in the block's tile at k (see
+// KvView), their values at v + i * stride. next_k / next_v start the following block (null
+// for the last), so that a kernel can fetch ahead across the jump between blocks.
 struct KvRun {
   int64_t first, count;
   const uint16_t *k, *v, *next_k, *next_v;
 };
 
-// Calls run(KvRun) for each stretch of positions [0, n_kv) stored contiguously (all of them
-// for a flat view, one block at a time for a paged one), in position order.
+// Calls run(KvRun) for each block of positions [0, n_kv), in position order.
 template <class Run>
 void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
-  if (kv.blocks == nullptr) {
-    if (n_kv > 0) run(KvRun{0, n_kv, kv.k, kv.v, nullptr, nullptr});
-    return;
-  }
   for (int64_t first = 0, b = 0; first < n_kv; first += kv.block_size, ++b) {
     const int64_t offset = kv.blocks[b] * kv.block_stride;
     const bool last = first + kv.block_size >= n_kv;
@@ -48,8 +47,8 @@ void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
 // q + h * head_dim), each over positions [0, n_kv): out_h (at out + h * head_dim) =
 // sum_p softmax_p(scale * q_h·k_p) v_p. Computed in float from the F16 cache (as llama.cpp's
 // CPU flash attention does for prompt batches): scores, max-subtracted exponentials, a
-// weighted sum of the values, one division at the end. Each cache row is read once for the
-// whole group. scores needs room for n_q * n_kv floats.
+// weighted sum of the values, one division at the end. The group's heads share each read of
+// the cache (a key dimension's row of a block, a position's values). scores needs room for n_q * n_kv floats.
 // Uses the SIMD kernels of the best target this CPU supports.
 void attention_heads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                      float* scores, float* out);

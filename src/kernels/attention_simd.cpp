@@ -1,6 +1,7 @@
-// attention_heads with Highway: each F16 cache row is widened to float vectors once and used
-// by every query head of the group; exponentials with Highway's vector Exp. Same algorithm
-// and order of steps as the reference, per head.
+// attention_heads with Highway: each F16 row of the cache (a key dimension's row of a block's
+// transposed key tile, a position's value row) is widened to float vectors once and used by
+// every query head of the group; exponentials with Highway's vector Exp. Same algorithm and
+// order of steps as the reference, per head.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -12,7 +13,6 @@
 #include <cmath>
 
 #include "kernels/attention.h"
-#include "kernels/lane_sums-inl.h"
 #include "tensor/fp16.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,8 +22,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
-constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over a key row
-// Cache rows are fetched this many positions ahead: a sequence's cache is usually out of the
+constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over the cache
+// Value rows are fetched this many positions ahead: a sequence's cache is usually out of the
 // core's caches (other sequences and layers ran since), and its rows are strided (a row
 // holds every KV head), which the hardware prefetchers follow poorly. 16, a whole block of
 // the paged cache ahead (as far as RowAhead reaches), rather than 8: one thread's attention
@@ -42,95 +42,104 @@ HWY_INLINE const uint16_t* RowAhead(const uint16_t* run, const uint16_t* next, i
   return nullptr;
 }
 
-// Prefetches the head_dim F16 values of n rows from `row` on (see RowAhead).
-HWY_INLINE void PrefetchRows(const uint16_t* run, const uint16_t* next, int64_t count, int64_t row, int64_t n,
-                             int64_t stride, int head_dim) {
-  for (int64_t r = row; r < row + n; ++r) {
-    const uint16_t* at = RowAhead(run, next, count, r, stride);
-    if (at == nullptr) return;
-    for (int i = 0; i < head_dim; i += 32) hwy::Prefetch(at + i);
-  }
+// One position's score in scalar code, in the steps each lane of ScoresVector takes: the
+// dimensions' products summed in order, in kChains interleaved chains (chain c takes the
+// dimensions d with d % kChains == c) added at the end. k: the position's slot in the block's
+// key tile (dimension d at k[d * block_size]).
+template <int kChains>
+float ScoreOf(const float* q, const uint16_t* k, int64_t block_size, int head_dim) {
+  float sum[kChains] = {};
+  for (int d = 0; d < head_dim; ++d)
+    sum[d % kChains] = std::fma(q[d], tensor::f16_to_f32(k[d * block_size]), sum[d % kChains]);
+  float total = sum[0];
+  for (int c = 1; c < kChains; ++c) total += sum[c];
+  return total;
 }
 
-// scores for head dims that are not a multiple of the vector or above 256, or vectors under
-// 4 lanes: one position at a time, each key row widened once for every head.
-void RunScoresOneByOne(const float* q, int h0, int nh, const uint16_t* k_run, int64_t stride, int64_t first,
-                       int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
+// scores[h * n_kv + first + t] = scale * q_h·k_t for heads [h0, h0 + nh) and the positions
+// [t0, t0 + nt) of one block, one position a lane: each key dimension's row of the tile is
+// widened once and multiplied into every head's sums. The vector reads the tile's row from t0
+// on, past the block's count where it is part-filled (the slots exist; their lanes are never
+// stored). next_k, when not null, is the next block's tile, asked for line by line as the
+// dimensions go by.
+template <int kChains, int NH>
+void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t* next_k,
+                  int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t n_kv, float scale,
+                  float* scores) {
   const DF df;
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
-  const int vec_end = head_dim / N * N;
-  for (int64_t p = 0; p < count; ++p) {
-    const uint16_t* k_bits = k_run + p * stride;
-    const auto* k = reinterpret_cast<const hwy::float16_t*>(k_bits);
-    hn::Vec<DF> acc[kHeadBatch];
-    for (int j = 0; j < nh; ++j) acc[j] = hn::Zero(df);
-    for (int i = 0; i < vec_end; i += N) {
-      const auto kv = hn::PromoteTo(df, hn::LoadU(dh, k + i));  // widened once for every head
-      for (int j = 0; j < nh; ++j) acc[j] = hn::MulAdd(hn::LoadU(df, q + (h0 + j) * head_dim + i), kv, acc[j]);
-    }
-    for (int j = 0; j < nh; ++j) {
-      float dot = hn::GetLane(hn::SumOfLanes(df, acc[j]));
-      for (int i = vec_end; i < head_dim; ++i) dot += q[(h0 + j) * head_dim + i] * tensor::f16_to_f32(k_bits[i]);
-      scores[(h0 + j) * n_kv + first + p] = dot * scale;
+  const auto* k = reinterpret_cast<const hwy::float16_t*>(k_tile) + t0;
+  // The next tile's lines up to where its row d ends are asked for by the time row d is read.
+  const auto* ahead = reinterpret_cast<const uint8_t*>(next_k);
+  const uint8_t* ahead_row_end = ahead;
+  const int64_t row_bytes = block_size * static_cast<int64_t>(sizeof(uint16_t));
+  hn::Vec<DF> acc[kChains][NH];
+  for (int c = 0; c < kChains; ++c)
+    for (int j = 0; j < NH; ++j) acc[c][j] = hn::Zero(df);
+  for (int d = 0; d < head_dim; ++d) {
+    if (next_k != nullptr)
+      for (ahead_row_end += row_bytes; ahead < ahead_row_end; ahead += 64) hwy::Prefetch(ahead);
+    const auto kd = hn::PromoteTo(df, hn::LoadU(dh, k + d * block_size));  // widened once for every head
+    for (int j = 0; j < NH; ++j)
+      acc[d % kChains][j] = hn::MulAdd(hn::Set(df, q[(h0 + j) * head_dim + d]), kd, acc[d % kChains][j]);
+  }
+  HWY_ALIGN float part[hn::MaxLanes(df)];
+  for (int j = 0; j < NH; ++j) {
+    auto sum = acc[0][j];
+    for (int c = 1; c < kChains; ++c) sum = hn::Add(sum, acc[c][j]);
+    sum = hn::Mul(sum, hn::Set(df, scale));
+    float* out = scores + (h0 + j) * n_kv + first + t0;
+    if (nt == N) {
+      hn::StoreU(sum, df, out);
+    } else {
+      hn::Store(sum, df, part);
+      std::copy(part, part + nt, out);
     }
   }
 }
 
-#if HWY_TARGET == HWY_SCALAR
-void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, const uint16_t*, int64_t stride, int64_t first,
-               int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
-  RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
+// ScoresVector with the head count nh (1 to kHeadBatch) as a template argument, so that the
+// sums stay in registers; two chains a lane for up to 4 heads (enough multiply-adds in flight).
+template <int NH = 1>
+void ScoresVectorOf(int nh, const float* q, int h0, const uint16_t* k_tile, const uint16_t* next_k,
+                    int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t n_kv, float scale,
+                    float* scores) {
+  if constexpr (NH < kHeadBatch) {
+    if (nh > NH)
+      return ScoresVectorOf<NH + 1>(nh, q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, n_kv, scale,
+                                    scores);
+  }
+  ScoresVector<NH <= 4 ? 2 : 1, NH>(q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, n_kv, scale, scores);
 }
-#else
-// scores[h * n_kv + p] = scale * q_h·k_p for heads [h0, h0 + nh) and the positions of one run,
-// four positions at a time: their four sums per head reduce together.
-void RunScores(const float* q, int h0, int nh, const uint16_t* k_run, const uint16_t* next_k, int64_t stride,
+
+// scores for heads [h0, h0 + nh) and the positions of one block (KvRun; k_tile is this KV
+// head's first dimension row in the block's key tile). Positions past the last whole vector
+// that fits in the block's rows (only where a block is narrower than a vector) go one by one,
+// in the same steps.
+void RunScores(const float* q, int h0, int nh, const uint16_t* k_tile, const uint16_t* next_k, int64_t block_size,
                int64_t first, int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
-  const DF df;
-  const DH dh;
-  const int N = static_cast<int>(hn::Lanes(df));
-  constexpr int kMaxHeadDim = 256;
-  if (N < 4 || head_dim % N != 0 || head_dim > kMaxHeadDim)
-    return RunScoresOneByOne(q, h0, nh, k_run, stride, first, count, head_dim, n_kv, scale, scores);
-  const auto* k = reinterpret_cast<const hwy::float16_t*>(k_run);
-  const hn::Full128<float> d4;
-  HWY_ALIGN float keys[4 * kMaxHeadDim];  // the tile's key rows, widened once for every head
-  for (int64_t p = 0; p < count; p += 4) {
-    const int np = static_cast<int>(std::min<int64_t>(4, count - p));
-    PrefetchRows(k_run, next_k, count, p + kPrefetchRows, 4, stride, head_dim);
-    // A part tile computes zeros for its missing positions: the loops below stay fixed at four.
-    for (int t = 0; t < 4; ++t)
-      for (int i = 0; i < head_dim; i += N)
-        hn::Store(t < np ? hn::PromoteTo(df, hn::LoadU(dh, k + (p + t) * stride + i)) : hn::Zero(df), df,
-                  keys + t * head_dim + i);
+  const int N = static_cast<int>(hn::Lanes(DF()));
+  int64_t t0 = 0;
+  for (; t0 < count && t0 + N <= block_size; t0 += N) {
+    const int nt = static_cast<int>(std::min<int64_t>(N, count - t0));
+    ScoresVectorOf(nh, q, h0, k_tile, t0 == 0 ? next_k : nullptr, block_size, first, t0, nt, head_dim, n_kv, scale,
+                   scores);
+  }
+  for (; t0 < count; ++t0)
     for (int j = 0; j < nh; ++j) {
       const float* qj = q + (h0 + j) * head_dim;
-      hn::Vec<DF> acc0 = hn::Zero(df), acc1 = hn::Zero(df), acc2 = hn::Zero(df), acc3 = hn::Zero(df);
-      for (int i = 0; i < head_dim; i += N) {
-        const auto qv = hn::LoadU(df, qj + i);
-        acc0 = hn::MulAdd(qv, hn::Load(df, keys + i), acc0);
-        acc1 = hn::MulAdd(qv, hn::Load(df, keys + head_dim + i), acc1);
-        acc2 = hn::MulAdd(qv, hn::Load(df, keys + 2 * head_dim + i), acc2);
-        acc3 = hn::MulAdd(qv, hn::Load(df, keys + 3 * head_dim + i), acc3);
-      }
-      const auto dots = hn::Mul(LaneSums4(df, acc0, acc1, acc2, acc3), hn::Set(d4, scale));
-      float* out = scores + (h0 + j) * n_kv + first + p;
-      if (np == 4) hn::StoreU(dots, d4, out);
-      else {
-        alignas(16) float part[4];
-        hn::Store(dots, d4, part);
-        for (int t = 0; t < np; ++t) out[t] = part[t];
-      }
+      const float dot = nh <= 4 ? ScoreOf<2>(qj, k_tile + t0, block_size, head_dim)
+                                : ScoreOf<1>(qj, k_tile + t0, block_size, head_dim);
+      scores[(h0 + j) * n_kv + first + t0] = dot * scale;
     }
-  }
 }
-#endif
 
 // out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions of one run. Slice by slice
 // of head_dim, the heads' sums stay in registers over every position (the same steps, in the
 // same order, as adding into out position by position).
-void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, const uint16_t* next_v, int64_t stride,
+template <int NH>
+void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint16_t* next_v, int64_t stride,
                int64_t first, int64_t count, int head_dim, int64_t n_kv, float* out) {
   const DF df;
   const DH dh;
@@ -143,8 +152,8 @@ void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, cons
   // Two slices at once where 32 registers hold their sums: twice the independent chains, so
   // the multiply-adds do not wait on each other's latency.
   for (; i + 2 * N <= vec_end; i += 2 * N) {
-    hn::Vec<DF> acc[kHeadBatch], acc2[kHeadBatch];
-    for (int j = 0; j < nh; ++j) {
+    hn::Vec<DF> acc[NH], acc2[NH];
+    for (int j = 0; j < NH; ++j) {
       acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
       acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
     }
@@ -152,34 +161,45 @@ void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, cons
       if (const uint16_t* ahead = RowAhead(v_run, next_v, count, p + kPrefetchRows, stride)) hwy::Prefetch(ahead + i);
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
       const auto vv2 = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i + N));
-      for (int j = 0; j < nh; ++j) {
+      for (int j = 0; j < NH; ++j) {
         const auto wj = hn::Set(df, w[(h0 + j) * n_kv + p]);
         acc[j] = hn::MulAdd(wj, vv, acc[j]);
         acc2[j] = hn::MulAdd(wj, vv2, acc2[j]);
       }
     }
-    for (int j = 0; j < nh; ++j) {
+    for (int j = 0; j < NH; ++j) {
       hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
       hn::StoreU(acc2[j], df, out + (h0 + j) * head_dim + i + N);
     }
   }
 #endif
   for (; i < vec_end; i += N) {
-    hn::Vec<DF> acc[kHeadBatch];
-    for (int j = 0; j < nh; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
+    hn::Vec<DF> acc[NH];
+    for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
       if (const uint16_t* ahead = RowAhead(v_run, next_v, count, p + kPrefetchRows, stride)) hwy::Prefetch(ahead + i);
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
-      for (int j = 0; j < nh; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * n_kv + p]), vv, acc[j]);
+      for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * n_kv + p]), vv, acc[j]);
     }
-    for (int j = 0; j < nh; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
+    for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
   }
   for (int64_t p = 0; p < count; ++p) {
     const uint16_t* v_bits = v_run + p * stride;
-    for (int j = 0; j < nh; ++j)
+    for (int j = 0; j < NH; ++j)
       for (int i = vec_end; i < head_dim; ++i)
         out[(h0 + j) * head_dim + i] += w[(h0 + j) * n_kv + p] * tensor::f16_to_f32(v_bits[i]);
   }
+}
+
+// RunValues with the head count nh (1 to kHeadBatch) as a template argument, so that the
+// sums stay in registers.
+template <int NH = 1>
+void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, const uint16_t* next_v, int64_t stride,
+               int64_t first, int64_t count, int head_dim, int64_t n_kv, float* out) {
+  if constexpr (NH < kHeadBatch) {
+    if (nh > NH) return RunValues<NH + 1>(weights, h0, nh, v_run, next_v, stride, first, count, head_dim, n_kv, out);
+  }
+  RunValuesOf<NH>(weights, h0, v_run, next_v, stride, first, count, head_dim, n_kv, out);
 }
 
 // Replaces scores[0, n) by exp(scores - max) and returns their sum.
@@ -206,15 +226,15 @@ double SoftmaxNumerators(float* scores, int64_t n) {
 
 void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                     float* scores, float* out) {
-  // The view moved to this KV head's slice of every cache row: each run, and the run after
-  // it, then starts at the head's values.
+  // The view moved to this KV head's part of every block: its first key dimension's row of
+  // the key tile, its slice of the first value row.
   KvView head = kv;
-  head.k += static_cast<int64_t>(kv_head) * head_dim;
+  head.k += static_cast<int64_t>(kv_head) * head_dim * kv.block_size;
   head.v += static_cast<int64_t>(kv_head) * head_dim;
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
     for_each_kv_run(head, n_kv, [&](const KvRun& run) {
-      RunScores(q, h0, nh, run.k, run.next_k, kv.stride, run.first, run.count, head_dim, n_kv, scale, scores);
+      RunScores(q, h0, nh, run.k, run.next_k, kv.block_size, run.first, run.count, head_dim, n_kv, scale, scores);
     });
   }
   std::fill(out, out + static_cast<int64_t>(n_q) * head_dim, 0.0f);

@@ -8,7 +8,6 @@
 #include "kernels/ops.h"
 #include "kernels/rope.h"
 #include "model/model.h"
-#include "tensor/fp16.h"
 #include "tensor/quant.h"
 
 namespace nanoserve::model {
@@ -84,7 +83,7 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
 
   const kernels::RopeStyle style = c.rope_halves() ? kernels::RopeStyle::Halves : kernels::RopeStyle::Adjacent;
   // Each row's biases, norms and rotation, and its keys and values into the cache (its own
-  // position: rows never share a cache row).
+  // position: rows never share a slot).
   for_each_row(pool_, rows, [&](int64_t r) {
     float* q = ws_.q.data() + r * q_dim;
     float* k = ws_.k.data() + r * kv_dim;
@@ -104,13 +103,7 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
                         cos, sin);
     kernels::rope_apply(k, static_cast<int>(c.n_head_kv), static_cast<int>(hd), static_cast<int>(c.rope_dims()),
                         style, cos, sin);
-    const BatchRow& row = batch.rows[r];
-    uint16_t* k_cache = cache.k_row(row.seq, layer, row.pos);
-    uint16_t* v_cache = cache.v_row(row.seq, layer, row.pos);
-    for (int64_t i = 0; i < kv_dim; ++i) {
-      k_cache[i] = tensor::f32_to_f16(k[i]);
-      v_cache[i] = tensor::f32_to_f16(v[i]);
-    }
+    cache.store(batch.rows[r].seq, layer, batch.rows[r].pos, k, v);
   });
 
   // Each row's query heads attend to its sequence's positions up to its own (causal), in

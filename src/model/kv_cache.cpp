@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "tensor/fp16.h"
+
 namespace nanoserve::model {
 
 KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t block_size)
@@ -54,13 +56,20 @@ void KvCache::clear(int seq) {
   s.length = 0;
 }
 
-int64_t KvCache::row_offset(int seq, int layer, int64_t pos) const {
-  const int64_t block = sequences_[seq].blocks.at(static_cast<size_t>(pos / block_size_));
-  return ((block * n_layer_ + layer) * block_size_ + pos % block_size_) * kv_dim_;
+int64_t KvCache::tile_offset(int seq, int layer, int64_t pos) const {
+  const int64_t block = sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_));
+  return (block * n_layer_ + layer) * block_size_ * kv_dim_;
 }
 
-uint16_t* KvCache::k_row(int seq, int layer, int64_t pos) { return k_data() + row_offset(seq, layer, pos); }
-uint16_t* KvCache::v_row(int seq, int layer, int64_t pos) { return v_data() + row_offset(seq, layer, pos); }
+void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
+  const int64_t tile = tile_offset(seq, layer, pos), slot = pos % block_size_;
+  uint16_t* k_slot = k_data() + tile + slot;  // dimension d at k_slot[d * block_size]
+  uint16_t* v_row = v_data() + tile + slot * kv_dim_;
+  for (int64_t d = 0; d < kv_dim_; ++d) {
+    k_slot[d * block_size_] = tensor::f32_to_f16(k[d]);
+    v_row[d] = tensor::f32_to_f16(v[d]);
+  }
+}
 
 kernels::KvView KvCache::view(int seq, int layer) const {
   const int64_t layer_offset = static_cast<int64_t>(layer) * block_size_ * kv_dim_;

@@ -57,10 +57,11 @@ class KvCache {
   // Empties a sequence: its length becomes 0 and its blocks go back to the pool.
   void clear(int seq);
 
-  // The forward pass writes position pos of a sequence (reserved already), then reads
-  // positions [0, pos] through view().
-  uint16_t* k_row(int seq, int layer, int64_t pos);
-  uint16_t* v_row(int seq, int layer, int64_t pos);
+  // The forward pass stores position pos of a sequence (reserved already; kv_dim keys and
+  // values, rounded to F16), then reads positions [0, pos] through view(), which says where
+  // each lies (keys transposed per block: kernels::KvView). Distinct positions may be stored
+  // from different threads at once.
+  void store(int seq, int layer, int64_t pos, const float* k, const float* v);
   kernels::KvView view(int seq, int layer) const;
   void set_length(int seq, int64_t n);
 
@@ -70,13 +71,15 @@ class KvCache {
     std::vector<int32_t> blocks;  // block table
   };
   const Sequence& sequence(int seq) const;
-  int64_t row_offset(int seq, int layer, int64_t pos) const;
+  // Where the tile of `layer` in the block that holds position pos of `seq` starts.
+  int64_t tile_offset(int seq, int layer, int64_t pos) const;
 
   int n_layer_;
   int64_t kv_dim_, block_size_, n_blocks_;
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
-  // Left uninitialized, so the pool's pages become memory only as blocks are first written
+  // Block b's tile of layer l (block_size positions × kv_dim) starts at (b × n_layer + l) ×
+  // block_size × kv_dim in each. Left uninitialized, so the pool's pages become memory only as blocks are first written
   // (a vector would zero, and so touch, all of it up front); nothing reads a position before
   // the forward pass writes it. In huge pages where the kernel allows: attention reads each
   // block's rows of one layer (4 KiB for a 0.5B model) and jumps to the next block, so with

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/attention.h"
@@ -70,87 +71,111 @@ TEST(Rope, PositionZeroIsIdentity) {
   }
 }
 
+// A layer's cache in KvView's layout, built from position-major rows (n_kv rows of `stride`
+// values, every KV head): positions in blocks of block_size, block i of the sequence at pool
+// block order[i], blocks spaced apart by a gap; every slot no position fills is F16 NaN, so a
+// kernel that lets one into a result fails.
+struct PagedKv {
+  std::vector<uint16_t> k, v;
+  std::vector<int32_t> blocks;
+  KvView view;
+
+  PagedKv(const std::vector<float>& kf, const std::vector<float>& vf, int64_t stride, int64_t n_kv,
+          int64_t block_size, std::vector<int32_t> order)
+      : blocks(std::move(order)) {
+    const int64_t block_stride = 2 * block_size * stride + 3;  // a gap after each block
+    k.assign(blocks.size() * block_stride, 0xFFFF);
+    v.assign(blocks.size() * block_stride, 0xFFFF);
+    for (int64_t p = 0; p < n_kv; ++p) {
+      const int64_t block = blocks[p / block_size] * block_stride, slot = p % block_size;
+      for (int64_t d = 0; d < stride; ++d) {
+        k[block + d * block_size + slot] = tensor::f32_to_f16(kf[p * stride + d]);
+        v[block + slot * stride + d] = tensor::f32_to_f16(vf[p * stride + d]);
+      }
+    }
+    view = {k.data(), v.data(), stride, blocks.data(), block_size, block_stride};
+  }
+};
+
+std::vector<int32_t> in_order(int64_t n_kv, int64_t block_size) {
+  std::vector<int32_t> order((n_kv + block_size - 1) / block_size);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  return order;
+}
+
 TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
-  const int head_dim = 16, n_kv_heads = 2, n_kv = 23;
+  const int head_dim = 16, n_kv_heads = 2, n_kv = 23, block_size = 4;
   const int64_t stride = head_dim * n_kv_heads + 3;  // a padded cache row
-  const auto kf = random_floats(stride * n_kv, 4), vf = random_floats(stride * n_kv, 5);
-  std::vector<uint16_t> k(kf.size()), v(vf.size());
-  for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
+  auto kf = random_floats(stride * n_kv, 4), vf = random_floats(stride * n_kv, 5);
+  for (auto* x : {&kf, &vf})
+    for (auto& f : *x) f = tensor::f16_to_f32(tensor::f32_to_f16(f));  // the cache's F16 values
+  const PagedKv kv(kf, vf, stride, n_kv, block_size, {3, 0, 5, 1, 4, 2});
   const auto q = random_floats(head_dim, 6);
   std::vector<float> scores(n_kv), out(head_dim);
   const float scale = 0.25f;
-  attention_heads_reference(q.data(), 1, {k.data(), v.data(), stride}, 1, head_dim, n_kv, scale, scores.data(),
-                            out.data());
+  attention_heads_reference(q.data(), 1, kv.view, 1, head_dim, n_kv, scale, scores.data(), out.data());
 
   std::vector<double> w(n_kv);
   double max = -1e30, sum = 0;
   for (int p = 0; p < n_kv; ++p) {
     double dot = 0;
-    for (int i = 0; i < head_dim; ++i) dot += q[i] * double(tensor::f16_to_f32(k[p * stride + head_dim + i]));
+    for (int i = 0; i < head_dim; ++i) dot += q[i] * double(kf[p * stride + head_dim + i]);
     w[p] = dot * scale;
     max = std::max(max, w[p]);
   }
   for (auto& x : w) sum += (x = std::exp(x - max));
   for (int i = 0; i < head_dim; ++i) {
     double expected = 0;
-    for (int p = 0; p < n_kv; ++p) expected += w[p] / sum * tensor::f16_to_f32(v[p * stride + head_dim + i]);
+    for (int p = 0; p < n_kv; ++p) expected += w[p] / sum * vf[p * stride + head_dim + i];
     EXPECT_NEAR(out[i], expected, 1e-5);
   }
 }
 
-// Every SIMD target against the reference, for head sizes with and without a vector tail and
-// groups of query heads below, at and above the SIMD kernel's batch of 8, over a number of
-// positions that leaves a part tile of the score kernel's four.
+// Every SIMD target against the reference, for head sizes with and without a vector tail;
+// groups of query heads that take two chains per score, one, and more than the SIMD kernel's
+// batch of 8; blocks of the cache's 16 positions (whole vectors), of 8 (narrower than an
+// AVX-512 vector: one by one there) and of 5; over a number of positions that leaves the last
+// block part-filled.
 TEST(Attention, EverySimdTargetMatchesReference) {
-  for (int head_dim : {64, 80, 128, 7})
-    for (int n_q : {1, 7, 10}) {
-      const int n_kv = 301;
-      const int64_t stride = 2 * head_dim;
-      const auto kf = random_floats(stride * n_kv, 7), vf = random_floats(stride * n_kv, 8);
-      std::vector<uint16_t> k(kf.size()), v(vf.size());
-      for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
-      const auto q = random_floats(head_dim * n_q, 9);
-      std::vector<float> scores(n_kv * n_q), ref(head_dim * n_q), got(head_dim * n_q);
-      const KvView kv{k.data(), v.data(), stride};
-      attention_heads_reference(q.data(), n_q, kv, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
-      for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-        hwy::SetSupportedTargetsForTest(target);
-        attention_heads(q.data(), n_q, kv, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
-        for (int i = 0; i < head_dim * n_q; ++i)
-          ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " head_dim " << head_dim << " heads " << n_q
-                                             << " i " << i;
+  for (int block_size : {16, 8, 5})
+    for (int head_dim : {64, 80, 128, 7})
+      for (int n_q : {1, 7, 10}) {
+        const int n_kv = 301;
+        const int64_t stride = 2 * head_dim;
+        const PagedKv kv(random_floats(stride * n_kv, 7), random_floats(stride * n_kv, 8), stride, n_kv, block_size,
+                         in_order(n_kv, block_size));
+        const auto q = random_floats(head_dim * n_q, 9);
+        std::vector<float> scores(n_kv * n_q), ref(head_dim * n_q), got(head_dim * n_q);
+        attention_heads_reference(q.data(), n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
+        for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+          hwy::SetSupportedTargetsForTest(target);
+          attention_heads(q.data(), n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+          for (int i = 0; i < head_dim * n_q; ++i)
+            ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " block " << block_size << " head_dim "
+                                               << head_dim << " heads " << n_q << " i " << i;
+        }
+        hwy::SetSupportedTargetsForTest(0);
       }
-      hwy::SetSupportedTargetsForTest(0);
-    }
 }
 
-// A paged view (positions in shuffled blocks, with a part-filled last block) gives exactly the
-// result of the same positions stored flat, for the reference and every SIMD target.
-TEST(Attention, PagedViewEqualsFlatView) {
-  const int head_dim = 64, n_kv = 45, block_size = 8, n_blocks = 6;
-  const int64_t stride = 2 * head_dim, block_stride = 3 * block_size * stride;  // blocks spaced apart
+// Where the blocks lie in the pool does not change a result by a bit: the same positions in
+// shuffled blocks (the last part-filled) and in blocks in order, for the reference and every
+// SIMD target.
+TEST(Attention, BlockOrderDoesNotChangeTheResult) {
+  const int head_dim = 64, n_kv = 45, block_size = 16;
+  const int64_t stride = 2 * head_dim;
   const auto kf = random_floats(stride * n_kv, 11), vf = random_floats(stride * n_kv, 12);
-  std::vector<uint16_t> k(kf.size()), v(vf.size());
-  for (size_t i = 0; i < kf.size(); ++i) k[i] = tensor::f32_to_f16(kf[i]), v[i] = tensor::f32_to_f16(vf[i]);
-  const std::vector<int32_t> blocks = {4, 1, 5, 0, 3, 2};
-  std::vector<uint16_t> paged_k(n_blocks * block_stride, 0xFFFF), paged_v(n_blocks * block_stride, 0xFFFF);  // NaN fill
-  for (int p = 0; p < n_kv; ++p)
-    for (int64_t i = 0; i < stride; ++i) {
-      const int64_t at = blocks[p / block_size] * block_stride + p % block_size * stride + i;
-      paged_k[at] = k[p * stride + i];
-      paged_v[at] = v[p * stride + i];
-    }
-  const auto q = random_floats(head_dim, 13);
-  const KvView flat{k.data(), v.data(), stride};
-  const KvView paged{paged_k.data(), paged_v.data(), stride, blocks.data(), block_size, block_stride};
-  std::vector<float> scores(n_kv), want(head_dim), got(head_dim);
-  attention_heads_reference(q.data(), 1, flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
-  attention_heads_reference(q.data(), 1, paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+  const PagedKv ordered(kf, vf, stride, n_kv, block_size, in_order(n_kv, block_size));
+  const PagedKv shuffled(kf, vf, stride, n_kv, block_size, {2, 0, 1});
+  const auto q = random_floats(head_dim * 3, 13);
+  std::vector<float> scores(n_kv * 3), want(head_dim * 3), got(head_dim * 3);
+  attention_heads_reference(q.data(), 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+  attention_heads_reference(q.data(), 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
   EXPECT_EQ(got, want);
   for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
     hwy::SetSupportedTargetsForTest(target);
-    attention_heads(q.data(), 1, flat, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
-    attention_heads(q.data(), 1, paged, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+    attention_heads(q.data(), 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+    attention_heads(q.data(), 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
     EXPECT_EQ(got, want) << hwy::TargetName(target);
   }
   hwy::SetSupportedTargetsForTest(0);

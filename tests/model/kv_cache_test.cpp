@@ -2,9 +2,10 @@
 // reserve, blocks back on clear, and rows addressed through the table.
 #include <gtest/gtest.h>
 
-#include <set>
+#include <vector>
 
 #include "model/kv_cache.h"
+#include "tensor/fp16.h"
 
 namespace nanoserve::model {
 namespace {
@@ -57,29 +58,39 @@ TEST(KvCache, ReserveIsAllOrNothingAndClearGivesBlocksBack) {
   EXPECT_THROW(cache.clear(-1), std::out_of_range);
 }
 
-TEST(KvCache, RowsOfDifferentSequencesAndLayersNeverOverlap) {
+// Every (sequence, layer, position) stored keeps its own values, read back where the view says
+// they lie (keys transposed per block, values as rows), while sequences grow in turn and so
+// interleave their blocks in the pool: no two positions share a slot.
+TEST(KvCache, StoredPositionsReadBackThroughTheView) {
   const ModelConfig c = small_config();
+  const int64_t kv_dim = c.kv_dim();
   KvCache cache(c, 64, 3, 4);
-  std::set<const uint16_t*> rows;
-  // Sequences grow in turn, so their blocks interleave in the pool.
-  for (int64_t pos = 0; pos < 5; ++pos)
+  // Distinct small integers, exact in F16: keys positive, values negative.
+  const auto value_of = [&](int seq, int layer, int64_t pos, int64_t d) {
+    return static_cast<float>(((seq * 3 + layer) * 7 + pos) * 4 + d % 4 + 1);
+  };
+  std::vector<float> k(kv_dim), v(kv_dim);
+  for (int64_t pos = 0; pos < 7; ++pos)
     for (int seq = 0; seq < 3; ++seq) {
       ASSERT_TRUE(cache.reserve(seq, pos + 1));
       for (int layer = 0; layer < 3; ++layer) {
-        EXPECT_TRUE(rows.insert(cache.k_row(seq, layer, pos)).second);
-        EXPECT_TRUE(rows.insert(cache.v_row(seq, layer, pos)).second);
+        for (int64_t d = 0; d < kv_dim; ++d) k[d] = value_of(seq, layer, pos, d), v[d] = -k[d];
+        cache.store(seq, layer, pos, k.data(), v.data());
       }
     }
-  // The view addresses position p where k_row put it.
   for (int seq = 0; seq < 3; ++seq)
     for (int layer = 0; layer < 3; ++layer) {
       const kernels::KvView view = cache.view(seq, layer);
-      for (int64_t pos = 0; pos < 5; ++pos) {
-        const int64_t offset = view.blocks[pos / view.block_size] * view.block_stride + pos % view.block_size * view.stride;
-        EXPECT_EQ(view.k + offset, cache.k_row(seq, layer, pos));
-        EXPECT_EQ(view.v + offset, cache.v_row(seq, layer, pos));
+      for (int64_t pos = 0; pos < 7; ++pos) {
+        const int64_t block = view.blocks[pos / view.block_size] * view.block_stride, slot = pos % view.block_size;
+        for (int64_t d = 0; d < kv_dim; ++d) {
+          ASSERT_EQ(tensor::f16_to_f32(view.k[block + d * view.block_size + slot]), value_of(seq, layer, pos, d))
+              << seq << " " << layer << " " << pos << " " << d;
+          ASSERT_EQ(tensor::f16_to_f32(view.v[block + slot * view.stride + d]), -value_of(seq, layer, pos, d));
+        }
       }
     }
+  EXPECT_THROW(cache.store(0, 0, 8, k.data(), v.data()), std::out_of_range);  // not reserved
 }
 
 }  // namespace
