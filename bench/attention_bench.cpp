@@ -52,8 +52,7 @@ void BM_DecodeStepAttention(benchmark::State& state) {
     for (int layer = 0; layer < kLayers; ++layer) {
       const int64_t layer_offset = int64_t{layer} * kBlock * kv_dim;
       for (int s = 0; s < kSeqs; ++s) {
-        const KvView kv{k + layer_offset, v + layer_offset, kv_dim, tables[s].data(), kBlock,
-                        block_stride};
+        const KvView kv{k + layer_offset, v + layer_offset, tables[s].data(), kBlock, block_stride};
         for (int h = 0; h < kKvHeads; ++h)
           attention_heads(q.data(), kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());
       }

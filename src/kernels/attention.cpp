@@ -11,11 +11,11 @@ namespace {
 
 void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                               float* scores, float* out) {
-  const int64_t offset = static_cast<int64_t>(kv_head) * head_dim;
+  const int64_t tile = static_cast<int64_t>(kv_head) * head_dim * kv.block_size;  // the head's part of a block
   float max = -INFINITY;
   for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {
-      const uint16_t* k = run.k + offset * kv.block_size + p;  // dimension i at k[i * block_size]
+      const uint16_t* k = run.k + tile + p;  // dimension i at k[i * block_size]
       float dot = 0.0f;
       for (int i = 0; i < head_dim; ++i) dot += q[i] * tensor::f16_to_f32(k[i * kv.block_size]);
       scores[run.first + p] = dot * scale;
@@ -28,7 +28,7 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
     for (int64_t p = 0; p < run.count; ++p) {
       const float weight = std::exp(scores[run.first + p] - max);
       sum += weight;
-      const uint16_t* v = run.v + p * kv.stride + offset;
+      const uint16_t* v = run.v + tile + p * head_dim;
       for (int i = 0; i < head_dim; ++i) out[i] += weight * tensor::f16_to_f32(v[i]);
     }
   });

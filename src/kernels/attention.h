@@ -7,25 +7,25 @@
 namespace nanoserve::kernels {
 
 // The cache of one layer of one sequence, in blocks of block_size positions: position p is
-// at slot p % block_size of block blocks[p / block_size], whose values start
-// blocks[...] * block_stride elements after v and whose keys start as far after k. Values are
-// rows: slot t's values (every KV head, head h at offset h * head_dim) at
-// v_block + t * stride. Keys are stored transposed, one row of block_size slots per key
-// dimension: dimension d (< stride, every KV head) of slot t at k_block + d * block_size + t,
-// so that scores against a block's positions are vector multiply-adds, one position a lane,
-// with no sums across lanes.
+// at slot p % block_size of block blocks[p / block_size], whose keys start
+// blocks[...] * block_stride elements after k and whose values start as far after v. In a
+// block, each KV head's part is one contiguous tile of head_dim × block_size elements, head h's
+// at h * head_dim * block_size (so a kernel reads one run of memory per head and block):
+// - keys transposed, one row of block_size slots per dimension: dimension d of slot t at
+//   tile + d * block_size + t, so that scores against a block's positions are vector
+//   multiply-adds, one position a lane, with no sums across lanes;
+// - values as rows: slot t's values at tile + t * head_dim.
 struct KvView {
   const uint16_t* k;
   const uint16_t* v;
-  int64_t stride;
   const int32_t* blocks;
   int64_t block_size;
   int64_t block_stride;
 };
 
-// One block's positions [first, first + count): their keys in the block's tile at k (see
-// KvView), their values at v + i * stride. next_k / next_v start the following block (null
-// for the last), so that a kernel can fetch ahead across the jump between blocks.
+// One block's positions [first, first + count): where the block's keys and values start (see
+// KvView). next_k / next_v start the following block (null for the last), so that a kernel can
+// fetch it while it works on this one.
 struct KvRun {
   int64_t first, count;
   const uint16_t *k, *v, *next_k, *next_v;

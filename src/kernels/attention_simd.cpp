@@ -23,23 +23,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
 constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over the cache
-// Value rows are fetched this many positions ahead: a sequence's cache is usually out of the
-// core's caches (other sequences and layers ran since), and its rows are strided (a row
-// holds every KV head), which the hardware prefetchers follow poorly. 16, a whole block of
-// the paged cache ahead (as far as RowAhead reaches), rather than 8: one thread's attention
-// over 8 sequences of 2000 positions (bench/attention_bench) 37 -> 33 ms, 0.5B Q8_0 decode
-// at 2048 positions faster in 3 of 3 alternating cycles.
-constexpr int64_t kPrefetchRows = 16;
-
-// Row `row` of a run of `count` rows, or past its end the matching row of the next run (a
-// run before the last fills its block, so the next block has `count` rows too); null when
-// there is none. Fetching ahead across the jump keeps the next block's first rows from
-// missing (a decode step's sequence spans a block every 16 positions).
-HWY_INLINE const uint16_t* RowAhead(const uint16_t* run, const uint16_t* next, int64_t count, int64_t row,
-                                    int64_t stride) {
-  if (row < count) return run + row * stride;
-  if (next != nullptr && row - count < count) return next + (row - count) * stride;
-  return nullptr;
+// Each block's tiles are fetched while the kernels work on the block before it (a sequence's
+// cache is usually out of the core's caches: other sequences and layers ran since; and blocks
+// lie anywhere in the pool, where no hardware prefetcher looks). Fetching 4 blocks ahead
+// instead made no difference (the 1.7B shape's decode attention at 1050 positions, 300-360
+// µs a layer either way; bench/attention_bench even).
+// Asks for the lines of `tile` up to `until` (bytes from its start) that `*next` (a cursor
+// into it) has not reached yet.
+HWY_INLINE void PrefetchUntil(const uint8_t* tile, int64_t until, const uint8_t*& next) {
+  for (; next < tile + until; next += 64) hwy::Prefetch(next);
 }
 
 // One position's score in scalar code, in the steps each lane of ScoresVector takes: the
@@ -70,25 +62,27 @@ void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
   const auto* k = reinterpret_cast<const hwy::float16_t*>(k_tile) + t0;
-  // The next tile's lines up to where its row d ends are asked for by the time row d is read.
   const auto* ahead = reinterpret_cast<const uint8_t*>(next_k);
-  const uint8_t* ahead_row_end = ahead;
+  const uint8_t* cursor = ahead;
   const int64_t row_bytes = block_size * static_cast<int64_t>(sizeof(uint16_t));
-  hn::Vec<DF> acc[kChains][NH];
-  for (int c = 0; c < kChains; ++c)
-    for (int j = 0; j < NH; ++j) acc[c][j] = hn::Zero(df);
-  for (int d = 0; d < head_dim; ++d) {
-    if (next_k != nullptr)
-      for (ahead_row_end += row_bytes; ahead < ahead_row_end; ahead += 64) hwy::Prefetch(ahead);
+  static_assert(kChains == 1 || kChains == 2);
+  // Dimension d into chain d % kChains, written out so that every sum stays in a register.
+  hn::Vec<DF> acc0[NH], acc1[NH];
+  for (int j = 0; j < NH; ++j) acc0[j] = acc1[j] = hn::Zero(df);
+  const auto step = [&](int d, hn::Vec<DF>(&acc)[NH]) HWY_ATTR {
+    if (ahead != nullptr) PrefetchUntil(ahead, (d + 1) * row_bytes, cursor);  // as far as its row d
     const auto kd = hn::PromoteTo(df, hn::LoadU(dh, k + d * block_size));  // widened once for every head
-    for (int j = 0; j < NH; ++j)
-      acc[d % kChains][j] = hn::MulAdd(hn::Set(df, q[(h0 + j) * head_dim + d]), kd, acc[d % kChains][j]);
+    for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, q[(h0 + j) * head_dim + d]), kd, acc[j]);
+  };
+  int d = 0;
+  for (; d + 2 <= head_dim; d += 2) {
+    step(d, acc0);
+    step(d + 1, kChains == 2 ? acc1 : acc0);
   }
+  if (d < head_dim) step(d, acc0);
   HWY_ALIGN float part[hn::MaxLanes(df)];
   for (int j = 0; j < NH; ++j) {
-    auto sum = acc[0][j];
-    for (int c = 1; c < kChains; ++c) sum = hn::Add(sum, acc[c][j]);
-    sum = hn::Mul(sum, hn::Set(df, scale));
+    const auto sum = hn::Mul(kChains == 2 ? hn::Add(acc0[j], acc1[j]) : acc0[j], hn::Set(df, scale));
     float* out = scores + (h0 + j) * n_kv + first + t0;
     if (nt == N) {
       hn::StoreU(sum, df, out);
@@ -139,8 +133,14 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_tile, const uin
 // of head_dim, the heads' sums stay in registers over every position (the same steps, in the
 // same order, as adding into out position by position).
 template <int NH>
-void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint16_t* next_v, int64_t stride,
-               int64_t first, int64_t count, int head_dim, int64_t n_kv, float* out) {
+void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint16_t* next_v, int64_t first,
+                 int64_t count, int head_dim, int64_t n_kv, float* out) {
+  const int64_t stride = head_dim;  // value rows follow each other in the head's tile
+  // The next block's tile (full, as every block before the last is), row by row in the first
+  // pass over the positions.
+  const auto* ahead = reinterpret_cast<const uint8_t*>(next_v);
+  const uint8_t* cursor = ahead;
+  const int64_t row_bytes = stride * static_cast<int64_t>(sizeof(uint16_t));
   const DF df;
   const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
@@ -158,7 +158,7 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
       acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
     }
     for (int64_t p = 0; p < count; ++p) {
-      if (const uint16_t* ahead = RowAhead(v_run, next_v, count, p + kPrefetchRows, stride)) hwy::Prefetch(ahead + i);
+      if (ahead != nullptr && i == 0) PrefetchUntil(ahead, (p + 1) * row_bytes, cursor);  // as far as its row p
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
       const auto vv2 = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i + N));
       for (int j = 0; j < NH; ++j) {
@@ -177,7 +177,7 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
     hn::Vec<DF> acc[NH];
     for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
-      if (const uint16_t* ahead = RowAhead(v_run, next_v, count, p + kPrefetchRows, stride)) hwy::Prefetch(ahead + i);
+      if (ahead != nullptr && i == 0) PrefetchUntil(ahead, (p + 1) * row_bytes, cursor);
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
       for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * n_kv + p]), vv, acc[j]);
     }
@@ -194,12 +194,12 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
 // RunValues with the head count nh (1 to kHeadBatch) as a template argument, so that the
 // sums stay in registers.
 template <int NH = 1>
-void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, const uint16_t* next_v, int64_t stride,
-               int64_t first, int64_t count, int head_dim, int64_t n_kv, float* out) {
+void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, const uint16_t* next_v, int64_t first,
+               int64_t count, int head_dim, int64_t n_kv, float* out) {
   if constexpr (NH < kHeadBatch) {
-    if (nh > NH) return RunValues<NH + 1>(weights, h0, nh, v_run, next_v, stride, first, count, head_dim, n_kv, out);
+    if (nh > NH) return RunValues<NH + 1>(weights, h0, nh, v_run, next_v, first, count, head_dim, n_kv, out);
   }
-  RunValuesOf<NH>(weights, h0, v_run, next_v, stride, first, count, head_dim, n_kv, out);
+  RunValuesOf<NH>(weights, h0, v_run, next_v, first, count, head_dim, n_kv, out);
 }
 
 // Replaces scores[0, n) by exp(scores - max) and returns their sum.
@@ -226,11 +226,10 @@ double SoftmaxNumerators(float* scores, int64_t n) {
 
 void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                     float* scores, float* out) {
-  // The view moved to this KV head's part of every block: its first key dimension's row of
-  // the key tile, its slice of the first value row.
+  // The view moved to this KV head's tiles in every block.
   KvView head = kv;
   head.k += static_cast<int64_t>(kv_head) * head_dim * kv.block_size;
-  head.v += static_cast<int64_t>(kv_head) * head_dim;
+  head.v += static_cast<int64_t>(kv_head) * head_dim * kv.block_size;
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
     for_each_kv_run(head, n_kv, [&](const KvRun& run) {
@@ -241,9 +240,10 @@ void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int 
   float inv_sum[kHeadBatch];
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
-    for (int j = 0; j < nh; ++j) inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * n_kv, n_kv));
+    for (int j = 0; j < nh; ++j)
+      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * n_kv, n_kv));
     for_each_kv_run(head, n_kv, [&](const KvRun& run) {
-      RunValues(scores, h0, nh, run.v, run.next_v, kv.stride, run.first, run.count, head_dim, n_kv, out);
+      RunValues(scores, h0, nh, run.v, run.next_v, run.first, run.count, head_dim, n_kv, out);
     });
     for (int j = 0; j < nh; ++j)
       for (int i = 0; i < head_dim; ++i) out[(h0 + j) * head_dim + i] *= inv_sum[j];

@@ -8,7 +8,11 @@
 namespace nanoserve::model {
 
 KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t block_size)
-    : n_layer_(static_cast<int>(c.n_layer)), kv_dim_(c.kv_dim()), block_size_(block_size) {
+    : n_layer_(static_cast<int>(c.n_layer)),
+      n_head_kv_(c.n_head_kv),
+      head_dim_(c.head_dim),
+      kv_dim_(c.kv_dim()),
+      block_size_(block_size) {
   if (capacity <= 0 || n_seq <= 0 || block_size <= 0)
     throw std::invalid_argument("KV cache: capacity, sequences and block size must be positive");
   n_blocks_ = (capacity + block_size - 1) / block_size;
@@ -23,7 +27,7 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
 }
 
 bool KvCache::fits(const ModelConfig& c) const {
-  return n_layer_ == static_cast<int>(c.n_layer) && kv_dim_ == c.kv_dim();
+  return n_layer_ == static_cast<int>(c.n_layer) && n_head_kv_ == c.n_head_kv && head_dim_ == c.head_dim;
 }
 
 const KvCache::Sequence& KvCache::sequence(int seq) const {
@@ -63,11 +67,14 @@ int64_t KvCache::tile_offset(int seq, int layer, int64_t pos) const {
 
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
   const int64_t tile = tile_offset(seq, layer, pos), slot = pos % block_size_;
-  uint16_t* k_slot = k_data() + tile + slot;  // dimension d at k_slot[d * block_size]
-  uint16_t* v_row = v_data() + tile + slot * kv_dim_;
-  for (int64_t d = 0; d < kv_dim_; ++d) {
-    k_slot[d * block_size_] = tensor::f32_to_f16(k[d]);
-    v_row[d] = tensor::f32_to_f16(v[d]);
+  for (int64_t h = 0; h < n_head_kv_; ++h) {
+    const int64_t head_tile = tile + h * head_dim_ * block_size_;  // see kernels::KvView
+    uint16_t* k_slot = k_data() + head_tile + slot;                // dimension d at k_slot[d * block_size]
+    uint16_t* v_row = v_data() + head_tile + slot * head_dim_;
+    for (int64_t d = 0; d < head_dim_; ++d) {
+      k_slot[d * block_size_] = tensor::f32_to_f16(k[h * head_dim_ + d]);
+      v_row[d] = tensor::f32_to_f16(v[h * head_dim_ + d]);
+    }
   }
 }
 
@@ -75,7 +82,6 @@ kernels::KvView KvCache::view(int seq, int layer) const {
   const int64_t layer_offset = static_cast<int64_t>(layer) * block_size_ * kv_dim_;
   return {.k = k_data() + layer_offset,
           .v = v_data() + layer_offset,
-          .stride = kv_dim_,
           .blocks = sequence(seq).blocks.data(),
           .block_size = block_size_,
           .block_stride = n_layer_ * block_size_ * kv_dim_};

@@ -75,16 +75,17 @@ class KvCache {
   int64_t tile_offset(int seq, int layer, int64_t pos) const;
 
   int n_layer_;
-  int64_t kv_dim_, block_size_, n_blocks_;
+  int64_t n_head_kv_, head_dim_, kv_dim_, block_size_, n_blocks_;
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
-  // Block b's tile of layer l (block_size positions × kv_dim) starts at (b × n_layer + l) ×
-  // block_size × kv_dim in each. Left uninitialized, so the pool's pages become memory only as blocks are first written
-  // (a vector would zero, and so touch, all of it up front); nothing reads a position before
-  // the forward pass writes it. In huge pages where the kernel allows: attention reads each
-  // block's rows of one layer (4 KiB for a 0.5B model) and jumps to the next block, so with
-  // 4 KiB pages every block cost a TLB walk (in a VM, a nested one). One thread's decode
-  // attention over 8 sequences of 2000 positions (bench/attention_bench): 64 -> 37 ms.
+  // Block b's tile of layer l (block_size positions × kv_dim, laid out as kernels::KvView
+  // says) starts at (b × n_layer + l) × block_size × kv_dim in each. Left uninitialized, so
+  // the pool's pages become memory only as blocks are first written (a vector would zero, and
+  // so touch, all of it up front); nothing reads a position before the forward pass writes it.
+  // In huge pages where the kernel allows: attention reads a layer's part of each block (4 KiB
+  // for a 0.5B model) and jumps to the next block, so with 4 KiB pages every block cost a TLB
+  // walk (in a VM, a nested one). One thread's decode attention over 8 sequences of 2000
+  // positions (bench/attention_bench): 64 -> 37 ms.
   std::unique_ptr<kernels::HugePageBuffer> k_, v_;
   uint16_t* k_data() const { return reinterpret_cast<uint16_t*>(k_->data()); }
   uint16_t* v_data() const { return reinterpret_cast<uint16_t*>(v_->data()); }

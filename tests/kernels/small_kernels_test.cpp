@@ -71,16 +71,16 @@ TEST(Rope, PositionZeroIsIdentity) {
   }
 }
 
-// A layer's cache in KvView's layout, built from position-major rows (n_kv rows of `stride`
-// values, every KV head): positions in blocks of block_size, block i of the sequence at pool
-// block order[i], blocks spaced apart by a gap; every slot no position fills is F16 NaN, so a
-// kernel that lets one into a result fails.
+// A layer's cache in KvView's layout, built from position-major rows (n_kv rows of every KV
+// head's head_dim values, `stride` values a row): positions in blocks of block_size, block i
+// of the sequence at pool block order[i], blocks spaced apart by a gap; every element no
+// position fills is F16 NaN, so a kernel that lets one into a result fails.
 struct PagedKv {
   std::vector<uint16_t> k, v;
   std::vector<int32_t> blocks;
   KvView view;
 
-  PagedKv(const std::vector<float>& kf, const std::vector<float>& vf, int64_t stride, int64_t n_kv,
+  PagedKv(const std::vector<float>& kf, const std::vector<float>& vf, int64_t stride, int64_t head_dim, int64_t n_kv,
           int64_t block_size, std::vector<int32_t> order)
       : blocks(std::move(order)) {
     const int64_t block_stride = 2 * block_size * stride + 3;  // a gap after each block
@@ -89,11 +89,12 @@ struct PagedKv {
     for (int64_t p = 0; p < n_kv; ++p) {
       const int64_t block = blocks[p / block_size] * block_stride, slot = p % block_size;
       for (int64_t d = 0; d < stride; ++d) {
-        k[block + d * block_size + slot] = tensor::f32_to_f16(kf[p * stride + d]);
-        v[block + slot * stride + d] = tensor::f32_to_f16(vf[p * stride + d]);
+        const int64_t tile = block + d / head_dim * head_dim * block_size, i = d % head_dim;
+        k[tile + i * block_size + slot] = tensor::f32_to_f16(kf[p * stride + d]);
+        v[tile + slot * head_dim + i] = tensor::f32_to_f16(vf[p * stride + d]);
       }
     }
-    view = {k.data(), v.data(), stride, blocks.data(), block_size, block_stride};
+    view = {k.data(), v.data(), blocks.data(), block_size, block_stride};
   }
 };
 
@@ -105,11 +106,11 @@ std::vector<int32_t> in_order(int64_t n_kv, int64_t block_size) {
 
 TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
   const int head_dim = 16, n_kv_heads = 2, n_kv = 23, block_size = 4;
-  const int64_t stride = head_dim * n_kv_heads + 3;  // a padded cache row
+  const int64_t stride = head_dim * n_kv_heads;
   auto kf = random_floats(stride * n_kv, 4), vf = random_floats(stride * n_kv, 5);
   for (auto* x : {&kf, &vf})
     for (auto& f : *x) f = tensor::f16_to_f32(tensor::f32_to_f16(f));  // the cache's F16 values
-  const PagedKv kv(kf, vf, stride, n_kv, block_size, {3, 0, 5, 1, 4, 2});
+  const PagedKv kv(kf, vf, stride, head_dim, n_kv, block_size, {3, 0, 5, 1, 4, 2});
   const auto q = random_floats(head_dim, 6);
   std::vector<float> scores(n_kv), out(head_dim);
   const float scale = 0.25f;
@@ -142,8 +143,8 @@ TEST(Attention, EverySimdTargetMatchesReference) {
       for (int n_q : {1, 7, 10}) {
         const int n_kv = 301;
         const int64_t stride = 2 * head_dim;
-        const PagedKv kv(random_floats(stride * n_kv, 7), random_floats(stride * n_kv, 8), stride, n_kv, block_size,
-                         in_order(n_kv, block_size));
+        const PagedKv kv(random_floats(stride * n_kv, 7), random_floats(stride * n_kv, 8), stride, head_dim, n_kv,
+                         block_size, in_order(n_kv, block_size));
         const auto q = random_floats(head_dim * n_q, 9);
         std::vector<float> scores(n_kv * n_q), ref(head_dim * n_q), got(head_dim * n_q);
         attention_heads_reference(q.data(), n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
@@ -165,8 +166,8 @@ TEST(Attention, BlockOrderDoesNotChangeTheResult) {
   const int head_dim = 64, n_kv = 45, block_size = 16;
   const int64_t stride = 2 * head_dim;
   const auto kf = random_floats(stride * n_kv, 11), vf = random_floats(stride * n_kv, 12);
-  const PagedKv ordered(kf, vf, stride, n_kv, block_size, in_order(n_kv, block_size));
-  const PagedKv shuffled(kf, vf, stride, n_kv, block_size, {2, 0, 1});
+  const PagedKv ordered(kf, vf, stride, head_dim, n_kv, block_size, in_order(n_kv, block_size));
+  const PagedKv shuffled(kf, vf, stride, head_dim, n_kv, block_size, {2, 0, 1});
   const auto q = random_floats(head_dim * 3, 13);
   std::vector<float> scores(n_kv * 3), want(head_dim * 3), got(head_dim * 3);
   attention_heads_reference(q.data(), 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());

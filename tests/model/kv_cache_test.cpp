@@ -59,7 +59,7 @@ TEST(KvCache, ReserveIsAllOrNothingAndClearGivesBlocksBack) {
 }
 
 // Every (sequence, layer, position) stored keeps its own values, read back where the view says
-// they lie (keys transposed per block, values as rows), while sequences grow in turn and so
+// they lie (per block a tile per KV head: keys transposed, values as rows), while sequences grow in turn and so
 // interleave their blocks in the pool: no two positions share a slot.
 TEST(KvCache, StoredPositionsReadBackThroughTheView) {
   const ModelConfig c = small_config();
@@ -84,9 +84,10 @@ TEST(KvCache, StoredPositionsReadBackThroughTheView) {
       for (int64_t pos = 0; pos < 7; ++pos) {
         const int64_t block = view.blocks[pos / view.block_size] * view.block_stride, slot = pos % view.block_size;
         for (int64_t d = 0; d < kv_dim; ++d) {
-          ASSERT_EQ(tensor::f16_to_f32(view.k[block + d * view.block_size + slot]), value_of(seq, layer, pos, d))
+          const int64_t tile = block + d / c.head_dim * c.head_dim * view.block_size, i = d % c.head_dim;
+          ASSERT_EQ(tensor::f16_to_f32(view.k[tile + i * view.block_size + slot]), value_of(seq, layer, pos, d))
               << seq << " " << layer << " " << pos << " " << d;
-          ASSERT_EQ(tensor::f16_to_f32(view.v[block + slot * view.stride + d]), -value_of(seq, layer, pos, d));
+          ASSERT_EQ(tensor::f16_to_f32(view.v[tile + slot * c.head_dim + i]), -value_of(seq, layer, pos, d));
         }
       }
     }
