@@ -11,7 +11,7 @@ namespace {
 
 void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                               float* scores, float* out) {
-  const int64_t tile = static_cast<int64_t>(kv_head) * head_dim * kv.block_size;  // the head's part of a block
+  const int64_t tile = kv_head_tile(kv_head, head_dim, kv.block_size);
   float max = -INFINITY;
   for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {

@@ -23,6 +23,11 @@ struct KvView {
   int64_t block_stride;
 };
 
+// Where KV head kv_head's tile starts within a block, in elements (keys and values alike).
+inline int64_t kv_head_tile(int64_t kv_head, int64_t head_dim, int64_t block_size) {
+  return kv_head * head_dim * block_size;
+}
+
 // One block's positions [first, first + count): where the block's keys and values start (see
 // KvView). next_k / next_v start the following block (null for the last), so that a kernel can
 // fetch it while it works on this one.

@@ -28,6 +28,7 @@ constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass 
 // lie anywhere in the pool, where no hardware prefetcher looks). Fetching 4 blocks ahead
 // instead made no difference (the 1.7B shape's decode attention at 1050 positions, 300-360
 // µs a layer either way; bench/attention_bench even).
+
 // Asks for the lines of `tile` up to `until` (bytes from its start) that `*next` (a cursor
 // into it) has not reached yet.
 HWY_INLINE void PrefetchUntil(const uint8_t* tile, int64_t until, const uint8_t*& next) {
@@ -228,8 +229,8 @@ void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int 
                     float* scores, float* out) {
   // The view moved to this KV head's tiles in every block.
   KvView head = kv;
-  head.k += static_cast<int64_t>(kv_head) * head_dim * kv.block_size;
-  head.v += static_cast<int64_t>(kv_head) * head_dim * kv.block_size;
+  head.k += kv_head_tile(kv_head, head_dim, kv.block_size);
+  head.v += kv_head_tile(kv_head, head_dim, kv.block_size);
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
     for_each_kv_run(head, n_kv, [&](const KvRun& run) {

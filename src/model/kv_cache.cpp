@@ -11,7 +11,6 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
     : n_layer_(static_cast<int>(c.n_layer)),
       n_head_kv_(c.n_head_kv),
       head_dim_(c.head_dim),
-      kv_dim_(c.kv_dim()),
       block_size_(block_size) {
   if (capacity <= 0 || n_seq <= 0 || block_size <= 0)
     throw std::invalid_argument("KV cache: capacity, sequences and block size must be positive");
@@ -21,7 +20,7 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   free_.reserve(n_blocks_);
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
-  const size_t pool_bytes = static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim_ * sizeof(uint16_t);
+  const size_t pool_bytes = static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim() * sizeof(uint16_t);
   k_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
   v_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
 }
@@ -62,14 +61,14 @@ void KvCache::clear(int seq) {
 
 int64_t KvCache::tile_offset(int seq, int layer, int64_t pos) const {
   const int64_t block = sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_));
-  return (block * n_layer_ + layer) * block_size_ * kv_dim_;
+  return (block * n_layer_ + layer) * block_size_ * kv_dim();
 }
 
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
   const int64_t tile = tile_offset(seq, layer, pos), slot = pos % block_size_;
   for (int64_t h = 0; h < n_head_kv_; ++h) {
-    const int64_t head_tile = tile + h * head_dim_ * block_size_;  // see kernels::KvView
-    uint16_t* k_slot = k_data() + head_tile + slot;                // dimension d at k_slot[d * block_size]
+    const int64_t head_tile = tile + kernels::kv_head_tile(h, head_dim_, block_size_);
+    uint16_t* k_slot = k_data() + head_tile + slot;  // dimension d at k_slot[d * block_size]
     uint16_t* v_row = v_data() + head_tile + slot * head_dim_;
     for (int64_t d = 0; d < head_dim_; ++d) {
       k_slot[d * block_size_] = tensor::f32_to_f16(k[h * head_dim_ + d]);
@@ -79,12 +78,12 @@ void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float
 }
 
 kernels::KvView KvCache::view(int seq, int layer) const {
-  const int64_t layer_offset = static_cast<int64_t>(layer) * block_size_ * kv_dim_;
+  const int64_t layer_offset = static_cast<int64_t>(layer) * block_size_ * kv_dim();
   return {.k = k_data() + layer_offset,
           .v = v_data() + layer_offset,
           .blocks = sequence(seq).blocks.data(),
           .block_size = block_size_,
-          .block_stride = n_layer_ * block_size_ * kv_dim_};
+          .block_stride = n_layer_ * block_size_ * kv_dim()};
 }
 
 void KvCache::set_length(int seq, int64_t n) {

@@ -75,7 +75,8 @@ class KvCache {
   int64_t tile_offset(int seq, int layer, int64_t pos) const;
 
   int n_layer_;
-  int64_t n_head_kv_, head_dim_, kv_dim_, block_size_, n_blocks_;
+  int64_t n_head_kv_, head_dim_, block_size_, n_blocks_;
+  int64_t kv_dim() const { return n_head_kv_ * head_dim_; }  // values a position holds per layer
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
   // Block b's tile of layer l (block_size positions × kv_dim, laid out as kernels::KvView
