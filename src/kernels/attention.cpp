@@ -11,11 +11,11 @@ namespace {
 
 void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                               float* scores, float* out) {
-  const int64_t tile = kv_head_tile(kv_head, head_dim, kv.block_size);
+  const KvView head = kv_head_view(kv, kv_head);
   float max = -INFINITY;
-  for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
+  for_each_kv_run(head, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {
-      const uint16_t* k = run.k + tile + p;  // dimension i at k[i * block_size]
+      const uint16_t* k = run.k + p;  // dimension i at k[i * block_size]
       float dot = 0.0f;
       for (int i = 0; i < head_dim; ++i) dot += q[i] * tensor::f16_to_f32(k[i * kv.block_size]);
       scores[run.first + p] = dot * scale;
@@ -24,11 +24,11 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
   });
   std::fill(out, out + head_dim, 0.0f);
   double sum = 0.0;
-  for_each_kv_run(kv, n_kv, [&](const KvRun& run) {
+  for_each_kv_run(head, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {
       const float weight = std::exp(scores[run.first + p] - max);
       sum += weight;
-      const uint16_t* v = run.v + tile + p * head_dim;
+      const uint16_t* v = run.v + p * head_dim;
       for (int i = 0; i < head_dim; ++i) out[i] += weight * tensor::f16_to_f32(v[i]);
     }
   });

@@ -7,10 +7,11 @@
 namespace nanoserve::kernels {
 
 // The cache of one layer of one sequence, in blocks of block_size positions: position p is
-// at slot p % block_size of block blocks[p / block_size], whose keys start
-// blocks[...] * block_stride elements after k and whose values start as far after v. In a
-// block, each KV head's part is one contiguous tile of head_dim × block_size elements, head h's
-// at h * head_dim * block_size (so a kernel reads one run of memory per head and block):
+// at slot p % block_size of block blocks[p / block_size]. Each KV head's part of a block is
+// one contiguous tile of head_dim × block_size elements: KV head h's keys in block b start
+// h * head_stride + b * block_stride elements after k, its values as far after v (so a kernel
+// reads one run of memory per head and block, and one run for a head's consecutive blocks
+// where block_stride is the tile's size):
 // - keys transposed, one row of block_size slots per dimension: dimension d of slot t at
 //   tile + d * block_size + t, so that scores against a block's positions are vector
 //   multiply-adds, one position a lane, with no sums across lanes;
@@ -21,11 +22,15 @@ struct KvView {
   const int32_t* blocks;
   int64_t block_size;
   int64_t block_stride;
+  int64_t head_stride;
 };
 
-// Where KV head kv_head's tile starts within a block, in elements (keys and values alike).
-inline int64_t kv_head_tile(int64_t kv_head, int64_t head_dim, int64_t block_size) {
-  return kv_head * head_dim * block_size;
+// The view moved to KV head kv_head's tiles: for_each_kv_run over it walks that head's blocks.
+inline KvView kv_head_view(const KvView& kv, int64_t kv_head) {
+  KvView head = kv;
+  head.k += kv_head * kv.head_stride;
+  head.v += kv_head * kv.head_stride;
+  return head;
 }
 
 // One block's positions [first, first + count): where the block's keys and values start (see

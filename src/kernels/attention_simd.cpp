@@ -227,10 +227,7 @@ double SoftmaxNumerators(float* scores, int64_t n) {
 
 void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                     float* scores, float* out) {
-  // The view moved to this KV head's tiles in every block.
-  KvView head = kv;
-  head.k += kv_head_tile(kv_head, head_dim, kv.block_size);
-  head.v += kv_head_tile(kv_head, head_dim, kv.block_size);
+  const KvView head = kv_head_view(kv, kv_head);
   for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
     const int nh = std::min(kHeadBatch, n_q - h0);
     for_each_kv_run(head, n_kv, [&](const KvRun& run) {

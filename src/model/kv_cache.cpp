@@ -59,17 +59,16 @@ void KvCache::clear(int seq) {
   s.length = 0;
 }
 
-int64_t KvCache::tile_offset(int seq, int layer, int64_t pos) const {
-  const int64_t block = sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_));
-  return (block * n_layer_ + layer) * block_size_ * kv_dim();
+int64_t KvCache::tile_offset(int layer, int64_t kv_head, int64_t block) const {
+  return ((layer * n_head_kv_ + kv_head) * n_blocks_ + block) * head_dim_ * block_size_;
 }
 
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
-  const int64_t tile = tile_offset(seq, layer, pos), slot = pos % block_size_;
+  const int64_t block = sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_)), slot = pos % block_size_;
   for (int64_t h = 0; h < n_head_kv_; ++h) {
-    const int64_t head_tile = tile + kernels::kv_head_tile(h, head_dim_, block_size_);
-    uint16_t* k_slot = k_data() + head_tile + slot;  // dimension d at k_slot[d * block_size]
-    uint16_t* v_row = v_data() + head_tile + slot * head_dim_;
+    const int64_t tile = tile_offset(layer, h, block);
+    uint16_t* k_slot = k_data() + tile + slot;  // dimension d at k_slot[d * block_size]
+    uint16_t* v_row = v_data() + tile + slot * head_dim_;
     for (int64_t d = 0; d < head_dim_; ++d) {
       k_slot[d * block_size_] = tensor::f32_to_f16(k[h * head_dim_ + d]);
       v_row[d] = tensor::f32_to_f16(v[h * head_dim_ + d]);
@@ -78,12 +77,13 @@ void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float
 }
 
 kernels::KvView KvCache::view(int seq, int layer) const {
-  const int64_t layer_offset = static_cast<int64_t>(layer) * block_size_ * kv_dim();
+  const int64_t layer_offset = tile_offset(layer, 0, 0);
   return {.k = k_data() + layer_offset,
           .v = v_data() + layer_offset,
           .blocks = sequence(seq).blocks.data(),
           .block_size = block_size_,
-          .block_stride = n_layer_ * block_size_ * kv_dim()};
+          .block_stride = tile_offset(0, 0, 1),
+          .head_stride = tile_offset(0, 1, 0)};
 }
 
 void KvCache::set_length(int seq, int64_t n) {

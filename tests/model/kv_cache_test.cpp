@@ -84,7 +84,7 @@ TEST(KvCache, StoredPositionsReadBackThroughTheView) {
       for (int64_t pos = 0; pos < 7; ++pos) {
         const int64_t block = view.blocks[pos / view.block_size] * view.block_stride, slot = pos % view.block_size;
         for (int64_t d = 0; d < kv_dim; ++d) {
-          const int64_t tile = block + d / c.head_dim * c.head_dim * view.block_size, i = d % c.head_dim;
+          const int64_t tile = block + d / c.head_dim * view.head_stride, i = d % c.head_dim;
           ASSERT_EQ(tensor::f16_to_f32(view.k[tile + i * view.block_size + slot]), value_of(seq, layer, pos, d))
               << seq << " " << layer << " " << pos << " " << d;
           ASSERT_EQ(tensor::f16_to_f32(view.v[tile + slot * c.head_dim + i]), -value_of(seq, layer, pos, d));
