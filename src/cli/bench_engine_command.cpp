@@ -7,6 +7,9 @@
 // also printed) can fall in a burst and say 35 or 59 GB/s for the same machine. So the
 // fraction is taken against reads made during decode itself: every kReadEvery steps, one read
 // of all the model's weights on the model's own threads (not counted in decode's time).
+//
+// --profile adds where a decode step's time goes: each op's share of the forward pass and the
+// bytes per second it read (model/op_profile.h), over every measured decode step.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -38,6 +41,7 @@ struct BenchArgs {
   int threads = 0;
   int repeats = 3;
   int batch = 1;  // sequences decoded together, one row each per forward call
+  bool profile = false;
 };
 
 struct Rates {
@@ -56,9 +60,10 @@ double read_weights(model::Model& m) { return kernels::read_region(m.pool(), m.f
 
 // For each of `n_seq` sequences one prefill of the prompt, then `n` greedy decode steps that
 // advance every sequence by one row, on a fresh cache. Rates count the tokens of all sequences.
-// With `reads`, a read of the weights every kReadEvery steps appends its bytes per second.
+// With `reads`, a read of the weights every kReadEvery steps appends its bytes per second;
+// with `profile`, the decode steps' forward calls add to it.
 Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n_seq,
-               std::vector<double>* reads = nullptr) {
+               std::vector<double>* reads = nullptr, model::OpProfile* profile = nullptr) {
   const int64_t n_prompt = static_cast<int64_t>(prompt.size());
   // Each sequence may round up to one more block than its positions need.
   model::KvCache cache(m.config(), n_seq * (n_prompt + n + model::KvCache::kDefaultBlockSize), n_seq);
@@ -80,7 +85,9 @@ Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n
     const auto t1 = Clock::now();
     batch.clear();
     for (int s = 0; s < n_seq; ++s) batch.add(s, n_prompt + k, next[s], true);
+    m.set_profile(profile);
     m.forward(batch, cache, logits);
+    m.set_profile(nullptr);
     for (int s = 0; s < n_seq; ++s) next[s] = argmax(logits.row(s));
     decode_s += seconds_since(t1);
     if (reads && k % kReadEvery == kReadEvery - 1)
@@ -93,6 +100,21 @@ Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n
 double macs_per_row(const model::ModelConfig& c) {
   const double layer = static_cast<double>(c.n_embd) * (2.0 * c.q_dim() + 2.0 * c.kv_dim()) + 3.0 * c.n_embd * c.n_ff;
   return c.n_layer * layer + static_cast<double>(c.n_embd) * c.n_vocab;
+}
+
+// Per decode step: each op's time, its share of the forward pass, and what it read.
+void print_profile(const model::OpProfile& p) {
+  double total = 0.0;
+  for (double s : p.seconds) total += s;
+  const double steps = static_cast<double>(std::max<int64_t>(p.forwards, 1));
+  fmt::print("profile    decode, per step ({} steps): forward {:.3f} ms\n", p.forwards, 1e3 * total / steps);
+  fmt::print("           {:<15} {:>8} {:>7} {:>9} {:>7}\n", "op", "ms/step", "share", "MB/step", "GB/s");
+  for (int i = 0; i < model::kOpCount; ++i) {
+    const double s = p.seconds[i], bytes = p.bytes[i];
+    const std::string rate = bytes > 0.0 && s > 0.0 ? fmt::format("{:.1f}", bytes / s / 1e9) : "-";
+    fmt::print("           {:<15} {:>8.3f} {:>6.1f}% {:>9.2f} {:>7}\n", model::op_name(static_cast<model::Op>(i)),
+               1e3 * s / steps, total > 0.0 ? 100.0 * s / total : 0.0, bytes / steps / 1e6, rate);
+  }
 }
 
 struct Summary {
@@ -116,8 +138,9 @@ void run_bench(const BenchArgs& a) {
 
   run_once(m, prompt, std::min(a.generate, 8), a.batch);  // warm-up: page in the weights, size the buffers
   std::vector<double> prefill, decode, reads;
+  model::OpProfile profile;
   for (int r = 0; r < a.repeats; ++r) {
-    const Rates rates = run_once(m, prompt, a.generate, a.batch, &reads);
+    const Rates rates = run_once(m, prompt, a.generate, a.batch, &reads, a.profile ? &profile : nullptr);
     prefill.push_back(rates.prefill);
     decode.push_back(rates.decode);
   }
@@ -153,6 +176,7 @@ void run_bench(const BenchArgs& a) {
     fmt::print("batch      {} sequences per step: {:.1f} ms per step, {:.1f} GMAC/s\n", a.batch, 1e3 / steps_per_s,
                macs_per_row(c) * d.median / 1e9);
   fmt::print("peak RSS   {:.1f} MB\n", usage.ru_maxrss / 1024.0);
+  if (a.profile) print_profile(profile);
 }
 
 }  // namespace
@@ -166,6 +190,7 @@ void add_bench_engine_command(CLI::App& app) {
   cmd->add_option("-t,--threads", a->threads, "Threads (default: physical cores)");
   cmd->add_option("-r,--repeats", a->repeats, "Measured runs after the warm-up")->capture_default_str();
   cmd->add_option("-b,--batch", a->batch, "Sequences decoded together (one row each per step)")->capture_default_str();
+  cmd->add_flag("--profile", a->profile, "Also print where a decode step's time goes, op by op");
   cmd->callback([a] { run_bench(*a); });
 }
 

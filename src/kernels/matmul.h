@@ -26,6 +26,8 @@ struct Matrix {
   // Q8_0, Q5_0, Q4_0, Q4_K or Q6_K rows regrouped in place by interleave_rows() (tensor/interleave.h): rows o..o+7 of
   // a group start at data + o * row_bytes as one interleaved group.
   bool interleaved = false;
+
+  uint64_t bytes() const { return row_bytes * static_cast<uint64_t>(n_out); }
 };
 
 // Whether this CPU's best kernels read interleaved matrices faster than plain rows (the

@@ -39,6 +39,7 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   logits.batch_rows.clear();
   if (rows == 0) return;
   reserve(rows, cache.n_ctx());
+  clock_.start(profile_);
 
   for (int64_t r = 0; r < rows; ++r) {
     const kernels::Matrix& e = weights_.token_embd;
@@ -48,6 +49,7 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
     kernels::rope_angles(batch.rows[r].pos, static_cast<int>(c.rope_dims()), c.rope_base, weights_.rope_freqs,
                          ws_.rope_cos.data() + r * half, ws_.rope_sin.data() + r * half);
   }
+  clock_.mark(Op::kEmbed);
 
   int64_t live = rows;  // rows still carried through the layers
   for (uint32_t l = 0; l < c.n_layer; ++l) {
@@ -63,9 +65,11 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   for (int64_t r = 0; r < live; ++r)
     kernels::rms_norm(ws_.x.data() + r * c.n_embd, weights_.output_norm, ws_.xn.data() + r * c.n_embd, c.n_embd,
                       c.rms_eps);
+  clock_.mark(Op::kNorm);
   acts_.set(ws_.xn.data(), live, c.n_embd, c.n_embd);
   grow(logits.values, static_cast<size_t>(live) * c.n_vocab);
   kernels::matmul(weights_.output, acts_, logits.values.data(), c.n_vocab, pool_, scratch_);
+  clock_.mark(Op::kOutput, static_cast<double>(weights_.output.bytes()));
 }
 
 void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
@@ -77,9 +81,11 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
   for_each_row(pool_, rows, [&](int64_t r) {
     kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.attn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
   });
+  clock_.mark(Op::kNorm);
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
   kernels::matmul_many({{&w.wq, ws_.q.data(), q_dim}, {&w.wk, ws_.k.data(), kv_dim}, {&w.wv, ws_.v.data(), kv_dim}},
                        acts_, pool_, scratch_);
+  clock_.mark(Op::kQkv, static_cast<double>(w.wq.bytes() + w.wk.bytes() + w.wv.bytes()));
 
   const kernels::RopeStyle style = c.rope_halves() ? kernels::RopeStyle::Halves : kernels::RopeStyle::Adjacent;
   // Each row's biases, norms and rotation, and its keys and values into the cache (its own
@@ -105,6 +111,7 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
                         style, cos, sin);
     cache.store(batch.rows[r].seq, layer, batch.rows[r].pos, k, v);
   });
+  clock_.mark(Op::kRopeKv);
 
   // Each row's query heads attend to its sequence's positions up to its own (causal), in
   // groups that share a KV head (GQA).
@@ -121,10 +128,16 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
                                scale, scores, ws_.attn.data() + r * q_dim + g * group * hd);
     }
   });
+  if (profile_) {  // each row reads the keys and values of its positions up to its own
+    double positions = 0.0;
+    for (const BatchRow& row : batch.rows) positions += static_cast<double>(row.pos + 1);
+    clock_.mark(Op::kAttention, positions * 2.0 * static_cast<double>(kv_dim) * sizeof(uint16_t));
+  }
 
   acts_.set(ws_.attn.data(), rows, q_dim, q_dim);
   kernels::matmul(w.wo, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
   kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);
+  clock_.mark(Op::kWo, static_cast<double>(w.wo.bytes()));
 }
 
 void Model::ffn_block(int layer, int64_t rows) {
@@ -133,16 +146,20 @@ void Model::ffn_block(int layer, int64_t rows) {
   for_each_row(pool_, rows, [&](int64_t r) {
     kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.ffn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
   });
+  clock_.mark(Op::kNorm);
   acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
   kernels::matmul_many({{&w.w_gate, ws_.gate.data(), c.n_ff}, {&w.w_up, ws_.up.data(), c.n_ff}}, acts_, pool_,
                        scratch_);
+  clock_.mark(Op::kGateUp, static_cast<double>(w.w_gate.bytes() + w.w_up.bytes()));
   pool_.run(rows, [&](int64_t r0, int64_t r1, int) {
     kernels::silu_mul(ws_.gate.data() + r0 * c.n_ff, ws_.up.data() + r0 * c.n_ff, ws_.gate.data() + r0 * c.n_ff,
                       (r1 - r0) * c.n_ff);
   });
+  clock_.mark(Op::kSiluMul);
   acts_.set(ws_.gate.data(), rows, c.n_ff, c.n_ff);
   kernels::matmul(w.w_down, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
   kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);
+  clock_.mark(Op::kDown, static_cast<double>(w.w_down.bytes()));
 }
 
 // Moves the residual rows that want logits to the front, in batch order; returns how many.

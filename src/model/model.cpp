@@ -46,10 +46,10 @@ void Model::interleave_weights() {
 
 uint64_t Model::weight_bytes_per_token() const {
   const ModelConfig& c = config_;
-  auto bytes = [](const kernels::Matrix& m) { return m.row_bytes * static_cast<uint64_t>(m.n_out); };
-  uint64_t total = bytes(weights_.output) + weights_.token_embd.row_bytes + c.n_embd * sizeof(float);
+  uint64_t total = weights_.output.bytes() + weights_.token_embd.row_bytes + c.n_embd * sizeof(float);
   for (const LayerWeights& l : weights_.layers) {
-    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) + bytes(l.w_down);
+    total += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() + l.w_gate.bytes() + l.w_up.bytes() +
+             l.w_down.bytes();
     total += 2 * c.n_embd * sizeof(float);  // the two norms
   }
   return total;

@@ -18,6 +18,7 @@
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
+#include "model/op_profile.h"
 #include "model/weights.h"
 
 namespace nanoserve::model {
@@ -46,6 +47,10 @@ class Model {
   // Batch), KvCacheFull when the pool lacks the blocks; the cache is unchanged then.
   void forward(const Batch& batch, KvCache& cache, Logits& logits);
 
+  // Attaches a profile that the following forward calls add their time and bytes to, op by
+  // op (nullptr detaches; not owned).
+  void set_profile(OpProfile* profile) { profile_ = profile; }
+
  private:
   // Buffers sized for the largest batch seen so far (grown outside the kernels).
   struct Workspace {
@@ -69,6 +74,8 @@ class Model {
   kernels::MatmulScratch scratch_;
   kernels::Activations acts_;
   Workspace ws_;
+  OpProfile* profile_ = nullptr;
+  OpClock clock_;
 };
 
 }  // namespace nanoserve::model

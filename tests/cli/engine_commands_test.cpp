@@ -1,10 +1,11 @@
-// `nanoserve logits` and `nanoserve run`, run as a user runs them.
+// `nanoserve logits`, `nanoserve run` and `nanoserve bench-engine`, run as a user runs them.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 #include "support/run_nanoserve.h"
@@ -86,6 +87,29 @@ TEST(RunCommand, BadInputIsAnError) {
   const CommandResult bad_id = run_binary("logits -m " + test::shared_path("golden/models/tiny-llama-Q8_0.gguf") + " --ids 5,99999");
   EXPECT_EQ(bad_id.status, 1);
   EXPECT_NE(bad_id.err.find("token 99999 is outside the vocabulary"), std::string::npos) << bad_id.err;
+}
+
+TEST(BenchEngineCommand, ProfileSaysWhereEachDecodeStepGoes) {
+  const CommandResult o = run_binary("bench-engine -m " + test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf") +
+                                     " -p 8 -n 16 -t 1 -r 1 --profile");
+  ASSERT_EQ(o.status, 0) << o.err;
+  for (const char* field :
+       {"prefill    8 tokens", "decode     16 tokens", "peak RSS", "profile    decode, per step (16 steps)"})
+    EXPECT_NE(o.out.find(field), std::string::npos) << field << " missing in " << o.out;
+  // One row per op: name, ms per step, share of the forward pass; the shares add up to it all.
+  double shares = 0.0;
+  for (const char* op : {"embed", "norms", "q, k, v", "rope, kv store", "attention", "wo", "gate, up", "silu * up",
+                         "down", "output"}) {
+    const size_t at = o.out.find("\n           " + std::string(op) + "  ");
+    ASSERT_NE(at, std::string::npos) << op << " missing in " << o.out;
+    std::istringstream row(o.out.substr(at + 12 + std::strlen(op)));
+    double ms = -1.0, share = -1.0;
+    row >> ms >> share;
+    EXPECT_GE(ms, 0.0) << op;
+    EXPECT_GE(share, 0.0) << op;
+    shares += share;
+  }
+  EXPECT_NEAR(shares, 100.0, 0.6);
 }
 
 }  // namespace

@@ -254,6 +254,57 @@ TEST(ModelForward, ScatteredBlocksGiveTheSameLogits) {
   EXPECT_EQ(got, expected);
 }
 
+// A profile attached to the model counts each forward call, charges every op some time and the
+// bytes it reads (each matrix once a call, each row's keys and values up to its position), and
+// changes no logit; once detached it no longer counts.
+TEST(ModelForward, ProfileChargesEveryOpItsTimeAndBytes) {
+  Model m(golden("tiny-qwen3-Q8_0"), {.threads = 2});
+  const ModelConfig& c = m.config();
+  auto decode = [&](OpProfile* profile) {
+    m.set_profile(profile);
+    KvCache cache(c, 16);
+    Logits logits;
+    Batch b;
+    for (int p = 0; p < 5; ++p) b.add(0, p, 11 * p + 3, p == 4);  // a prompt of 5 in one call
+    std::vector<float> out;
+    for (int step = 0; step < 4; ++step) {  // then 3 decode steps
+      m.forward(b, cache, logits);
+      out.insert(out.end(), logits.row(0).begin(), logits.row(0).end());
+      b.clear();
+      b.add(0, 5 + step, 7 * step + 1, true);
+    }
+    m.set_profile(nullptr);
+    return out;
+  };
+  const std::vector<float> plain = decode(nullptr);
+  OpProfile profile;
+  EXPECT_EQ(decode(&profile), plain);
+  EXPECT_EQ(profile.forwards, 4);
+
+  const gguf::File& f = m.file();
+  auto tensor_bytes = [&](const std::string& suffix) {
+    double sum = 0.0;
+    for (uint32_t l = 0; l < c.n_layer; ++l) sum += f.tensor("blk." + std::to_string(l) + "." + suffix).n_bytes;
+    return sum;
+  };
+  const gguf::TensorInfo* output = f.find_tensor("output.weight");
+  const double output_bytes = (output ? *output : f.tensor("token_embd.weight")).n_bytes;
+  EXPECT_EQ(profile.bytes_of(Op::kQkv),
+            4 * (tensor_bytes("attn_q.weight") + tensor_bytes("attn_k.weight") + tensor_bytes("attn_v.weight")));
+  EXPECT_EQ(profile.bytes_of(Op::kWo), 4 * tensor_bytes("attn_output.weight"));
+  EXPECT_EQ(profile.bytes_of(Op::kGateUp), 4 * (tensor_bytes("ffn_gate.weight") + tensor_bytes("ffn_up.weight")));
+  EXPECT_EQ(profile.bytes_of(Op::kDown), 4 * tensor_bytes("ffn_down.weight"));
+  EXPECT_EQ(profile.bytes_of(Op::kOutput), 4 * output_bytes);
+  // Positions read: 1 + 2 + ... + 5 for the prompt's rows, then 6, 7 and 8.
+  EXPECT_EQ(profile.bytes_of(Op::kAttention), (15 + 6 + 7 + 8) * 2.0 * c.kv_dim() * 2 * c.n_layer);
+  for (int i = 0; i < kOpCount; ++i) EXPECT_GT(profile.seconds[i], 0.0) << op_name(static_cast<Op>(i));
+
+  const OpProfile before = profile;
+  decode(nullptr);
+  EXPECT_EQ(profile.seconds, before.seconds);
+  EXPECT_EQ(profile.forwards, before.forwards);
+}
+
 // Llama 3 frequency scaling: the rope_freqs tensor of a synthesized Llama 3.2 shape is bound
 // and used (the logits change when it is all ones instead).
 TEST(ModelForward, UsesRopeFreqs) {
