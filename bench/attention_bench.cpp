@@ -25,7 +25,7 @@ constexpr int kLayers = 24, kKvHeads = 2, kGroup = 7, kHeadDim = 64, kBlock = 16
 void BM_DecodeStepAttention(benchmark::State& state) {
   const int64_t n_kv = state.range(0);
   const int64_t blocks_per_seq = (n_kv + kBlock - 1) / kBlock, n_blocks = blocks_per_seq * kSeqs;
-  // As KvCache lays it out: per layer, each KV head's tiles of every block in a run of their own.
+  // As KvCache lays out one group of blocks: per layer, each KV head's tiles in a run of their own.
   const int64_t tile = kHeadDim * kBlock, head_stride = n_blocks * tile;
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -53,7 +53,7 @@ void BM_DecodeStepAttention(benchmark::State& state) {
     for (int layer = 0; layer < kLayers; ++layer) {
       const int64_t layer_offset = int64_t{layer} * kKvHeads * head_stride;
       for (int s = 0; s < kSeqs; ++s) {
-        const KvView kv{k + layer_offset, v + layer_offset, tables[s].data(), kBlock, tile, head_stride};
+        const KvView kv{k + layer_offset, v + layer_offset, tables[s].data(), kBlock, tile, head_stride, n_blocks, 0};
         for (int h = 0; h < kKvHeads; ++h)
           attention_heads(q.data(), kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());
       }

@@ -8,10 +8,12 @@ namespace nanoserve::kernels {
 
 // The cache of one layer of one sequence, in blocks of block_size positions: position p is
 // at slot p % block_size of block blocks[p / block_size]. Each KV head's part of a block is
-// one contiguous tile of head_dim × block_size elements: KV head h's keys in block b start
-// h * head_stride + b * block_stride elements after k, its values as far after v (so a kernel
-// reads one run of memory per head and block, and one run for a head's consecutive blocks
-// where block_stride is the tile's size):
+// one contiguous tile of head_dim × block_size elements. Blocks come in groups of group_blocks:
+// KV head h's keys in block b start
+//   h * head_stride + (b / group_blocks) * group_stride + (b % group_blocks) * block_stride
+// elements after k, its values as far after v (kv_block_offset() gives the part after h's).
+// So a kernel reads one run of memory per head and block, and one run for a head's consecutive
+// blocks of a group where block_stride is the tile's size:
 // - keys transposed, one row of block_size slots per dimension: dimension d of slot t at
 //   tile + d * block_size + t, so that scores against a block's positions are vector
 //   multiply-adds, one position a lane, with no sums across lanes;
@@ -23,7 +25,14 @@ struct KvView {
   int64_t block_size;
   int64_t block_stride;
   int64_t head_stride;
+  int64_t group_blocks;
+  int64_t group_stride;
 };
+
+// Where block id `block` starts for KV head 0 (add kv_head * head_stride for another head).
+inline int64_t kv_block_offset(const KvView& kv, int64_t block) {
+  return block / kv.group_blocks * kv.group_stride + block % kv.group_blocks * kv.block_stride;
+}
 
 // The view moved to KV head kv_head's tiles: for_each_kv_run over it walks that head's blocks.
 inline KvView kv_head_view(const KvView& kv, int64_t kv_head) {
@@ -45,9 +54,9 @@ struct KvRun {
 template <class Run>
 void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
   for (int64_t first = 0, b = 0; first < n_kv; first += kv.block_size, ++b) {
-    const int64_t offset = kv.blocks[b] * kv.block_stride;
+    const int64_t offset = kv_block_offset(kv, kv.blocks[b]);
     const bool last = first + kv.block_size >= n_kv;
-    const int64_t next = last ? 0 : kv.blocks[b + 1] * kv.block_stride;
+    const int64_t next = last ? 0 : kv_block_offset(kv, kv.blocks[b + 1]);
     run(KvRun{first, std::min(n_kv - first, kv.block_size), kv.k + offset, kv.v + offset,
               last ? nullptr : kv.k + next, last ? nullptr : kv.v + next});
   }

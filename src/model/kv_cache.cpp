@@ -20,7 +20,10 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   free_.reserve(n_blocks_);
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
-  const size_t pool_bytes = static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim() * sizeof(uint16_t);
+  // Whole groups of blocks (the last group's spare blocks are never given out, nor touched).
+  const int64_t groups = (n_blocks_ + kBlocksPerGroup - 1) / kBlocksPerGroup;
+  const size_t pool_bytes =
+      static_cast<size_t>(groups * kBlocksPerGroup * block_size_) * n_layer_ * kv_dim() * sizeof(uint16_t);
   k_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
   v_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
 }
@@ -60,7 +63,9 @@ void KvCache::clear(int seq) {
 }
 
 int64_t KvCache::tile_offset(int layer, int64_t kv_head, int64_t block) const {
-  return ((layer * n_head_kv_ + kv_head) * n_blocks_ + block) * head_dim_ * block_size_;
+  const int64_t group = block / kBlocksPerGroup;
+  return (((group * n_layer_ + layer) * n_head_kv_ + kv_head) * kBlocksPerGroup + block % kBlocksPerGroup) *
+         head_dim_ * block_size_;
 }
 
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
@@ -83,7 +88,9 @@ kernels::KvView KvCache::view(int seq, int layer) const {
           .blocks = sequence(seq).blocks.data(),
           .block_size = block_size_,
           .block_stride = tile_offset(0, 0, 1),
-          .head_stride = tile_offset(0, 1, 0)};
+          .head_stride = tile_offset(0, 1, 0),
+          .group_blocks = kBlocksPerGroup,
+          .group_stride = tile_offset(0, 0, kBlocksPerGroup)};
 }
 
 void KvCache::set_length(int seq, int64_t n) {

@@ -73,9 +73,9 @@ TEST(Rope, PositionZeroIsIdentity) {
 
 // A layer's cache in KvView's layout, built from position-major rows (n_kv rows of every KV
 // head's head_dim values, `stride` values a row): positions in blocks of block_size, block i
-// of the sequence at pool block order[i], each KV head's tiles in a region of its own, with a
-// gap after every tile and every region; every element no position fills is F16 NaN, so a
-// kernel that lets one into a result fails.
+// of the sequence at pool block order[i], in groups of two blocks; in a group, each KV head's
+// tiles in a run of their own, with a gap after every tile, run and group; every element no
+// position fills is F16 NaN, so a kernel that lets one into a result fails.
 struct PagedKv {
   std::vector<uint16_t> k, v;
   std::vector<int32_t> blocks;
@@ -84,19 +84,21 @@ struct PagedKv {
   PagedKv(const std::vector<float>& kf, const std::vector<float>& vf, int64_t stride, int64_t head_dim, int64_t n_kv,
           int64_t block_size, std::vector<int32_t> order)
       : blocks(std::move(order)) {
-    const int64_t block_stride = head_dim * block_size + 3;
-    const int64_t head_stride = static_cast<int64_t>(blocks.size()) * block_stride + 5;
-    k.assign(stride / head_dim * head_stride, 0xFFFF);
-    v.assign(stride / head_dim * head_stride, 0xFFFF);
+    const int64_t block_stride = head_dim * block_size + 3, group_blocks = 2;
+    const int64_t head_stride = group_blocks * block_stride + 5;
+    const int64_t group_stride = stride / head_dim * head_stride + 7;
+    const int64_t groups = (static_cast<int64_t>(blocks.size()) + group_blocks - 1) / group_blocks;
+    k.assign(groups * group_stride, 0xFFFF);
+    v.assign(groups * group_stride, 0xFFFF);
+    view = {k.data(), v.data(), blocks.data(), block_size, block_stride, head_stride, group_blocks, group_stride};
     for (int64_t p = 0; p < n_kv; ++p) {
-      const int64_t block = blocks[p / block_size] * block_stride, slot = p % block_size;
+      const int64_t block = kv_block_offset(view, blocks[p / block_size]), slot = p % block_size;
       for (int64_t d = 0; d < stride; ++d) {
         const int64_t tile = block + d / head_dim * head_stride, i = d % head_dim;
         k[tile + i * block_size + slot] = tensor::f32_to_f16(kf[p * stride + d]);
         v[tile + slot * head_dim + i] = tensor::f32_to_f16(vf[p * stride + d]);
       }
     }
-    view = {k.data(), v.data(), blocks.data(), block_size, block_stride, head_stride};
   }
 };
 

@@ -60,17 +60,19 @@ TEST(KvCache, ReserveIsAllOrNothingAndClearGivesBlocksBack) {
 
 // Every (sequence, layer, position) stored keeps its own values, read back where the view says
 // they lie (per block a tile per KV head: keys transposed, values as rows), while sequences grow in turn and so
-// interleave their blocks in the pool: no two positions share a slot.
+// interleave their blocks in the pool, across several groups of blocks: no two positions share a slot.
 TEST(KvCache, StoredPositionsReadBackThroughTheView) {
   const ModelConfig c = small_config();
   const int64_t kv_dim = c.kv_dim();
-  KvCache cache(c, 64, 3, 4);
-  // Distinct small integers, exact in F16: keys positive, values negative.
+  constexpr int64_t kPositions = 88;  // 44 blocks of 2 a sequence: 132 blocks, more than two groups
+  KvCache cache(c, 3 * kPositions, 3, 2);
+  ASSERT_GT(3 * kPositions / 2, 2 * KvCache::kBlocksPerGroup);
+  // Distinct small integers, exact in F16 (below 2048): keys positive, values negative.
   const auto value_of = [&](int seq, int layer, int64_t pos, int64_t d) {
-    return static_cast<float>(((seq * 3 + layer) * 7 + pos) * 4 + d % 4 + 1);
+    return static_cast<float>(((seq * 3 + layer) * kPositions + pos) * 2 + d % 2 + 1);
   };
   std::vector<float> k(kv_dim), v(kv_dim);
-  for (int64_t pos = 0; pos < 7; ++pos)
+  for (int64_t pos = 0; pos < kPositions; ++pos)
     for (int seq = 0; seq < 3; ++seq) {
       ASSERT_TRUE(cache.reserve(seq, pos + 1));
       for (int layer = 0; layer < 3; ++layer) {
@@ -81,8 +83,9 @@ TEST(KvCache, StoredPositionsReadBackThroughTheView) {
   for (int seq = 0; seq < 3; ++seq)
     for (int layer = 0; layer < 3; ++layer) {
       const kernels::KvView view = cache.view(seq, layer);
-      for (int64_t pos = 0; pos < 7; ++pos) {
-        const int64_t block = view.blocks[pos / view.block_size] * view.block_stride, slot = pos % view.block_size;
+      for (int64_t pos = 0; pos < kPositions; ++pos) {
+        const int64_t block = kernels::kv_block_offset(view, view.blocks[pos / view.block_size]);
+        const int64_t slot = pos % view.block_size;
         for (int64_t d = 0; d < kv_dim; ++d) {
           const int64_t tile = block + d / c.head_dim * view.head_stride, i = d % c.head_dim;
           ASSERT_EQ(tensor::f16_to_f32(view.k[tile + i * view.block_size + slot]), value_of(seq, layer, pos, d))
@@ -91,7 +94,7 @@ TEST(KvCache, StoredPositionsReadBackThroughTheView) {
         }
       }
     }
-  EXPECT_THROW(cache.store(0, 0, 8, k.data(), v.data()), std::out_of_range);  // not reserved
+  EXPECT_THROW(cache.store(0, 0, kPositions, k.data(), v.data()), std::out_of_range);  // not reserved
 }
 
 }  // namespace
