@@ -81,18 +81,18 @@ Rates run_once(model::Model& m, const std::vector<int32_t>& prompt, int n, int n
   }
   const double prefill_s = seconds_since(t0);
   double decode_s = 0.0;
+  m.set_profile(profile);
   for (int k = 0; k < n; ++k) {
     const auto t1 = Clock::now();
     batch.clear();
     for (int s = 0; s < n_seq; ++s) batch.add(s, n_prompt + k, next[s], true);
-    m.set_profile(profile);
     m.forward(batch, cache, logits);
-    m.set_profile(nullptr);
     for (int s = 0; s < n_seq; ++s) next[s] = argmax(logits.row(s));
     decode_s += seconds_since(t1);
     if (reads && k % kReadEvery == kReadEvery - 1)
       reads->push_back(read_weights(m));
   }
+  m.set_profile(nullptr);
   return {n_seq * n_prompt / prefill_s, n_seq * n / decode_s};
 }
 

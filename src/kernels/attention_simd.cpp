@@ -24,11 +24,12 @@ using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
 constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over the cache
 // Each block's tiles are fetched while the kernels work on the block before it (a sequence's
-// cache is usually out of the core's caches: other sequences and layers ran since; and blocks
-// lie anywhere in the pool, where no hardware prefetcher looks). Fetching 4 blocks ahead
-// instead made no difference (the 1.7B shape's decode attention at 1050 positions, 300-360
-// µs a layer either way; bench/attention_bench even).
-
+// cache is usually out of the core's caches: other sequences and layers ran since; and where
+// sequences share the pool, a sequence's blocks lie anywhere in it, where no hardware
+// prefetcher looks). Fetching 3-4 blocks ahead instead made no difference, with blocks apart
+// (the 1.7B shape's decode attention at 1050 positions, 300-360 µs a layer either way;
+// bench/attention_bench even) and in runs (0.5B after 512 positions, 1.7B after 1024).
+//
 // Asks for the lines of `tile` up to `until` (bytes from its start) that `*next` (a cursor
 // into it) has not reached yet.
 HWY_INLINE void PrefetchUntil(const uint8_t* tile, int64_t until, const uint8_t*& next) {

@@ -22,10 +22,8 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
   // Whole groups of blocks (the last group's spare blocks are never given out, nor touched).
   const int64_t groups = (n_blocks_ + kBlocksPerGroup - 1) / kBlocksPerGroup;
-  const size_t pool_bytes =
-      static_cast<size_t>(groups * kBlocksPerGroup * block_size_) * n_layer_ * kv_dim() * sizeof(uint16_t);
-  k_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
-  v_ = std::make_unique<kernels::HugePageBuffer>(pool_bytes);
+  k_ = std::make_unique<kernels::HugePageBuffer>(half_bytes(groups * kBlocksPerGroup));
+  v_ = std::make_unique<kernels::HugePageBuffer>(half_bytes(groups * kBlocksPerGroup));
 }
 
 bool KvCache::fits(const ModelConfig& c) const {

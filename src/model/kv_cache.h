@@ -46,9 +46,7 @@ class KvCache {
   int64_t used_blocks() const { return n_blocks_ - free_blocks(); }
   // Positions the pool holds in all: the most one sequence can ever fill.
   int64_t n_ctx() const { return n_blocks_ * block_size_; }
-  size_t bytes() const {
-    return 2 * static_cast<size_t>(n_blocks_ * block_size_) * n_layer_ * kv_dim() * sizeof(uint16_t);
-  }
+  size_t bytes() const { return 2 * half_bytes(n_blocks_); }
   size_t block_bytes() const { return bytes() / static_cast<size_t>(n_blocks_); }
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
@@ -81,6 +79,10 @@ class KvCache {
   int n_layer_;
   int64_t n_head_kv_, head_dim_, block_size_, n_blocks_;
   int64_t kv_dim() const { return n_head_kv_ * head_dim_; }  // values a position holds per layer
+  // Bytes of the keys (or of the values) of `blocks` blocks.
+  size_t half_bytes(int64_t blocks) const {
+    return static_cast<size_t>(blocks * block_size_) * n_layer_ * kv_dim() * sizeof(uint16_t);
+  }
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
   // Groups of kBlocksPerGroup blocks, one after another; in a group, per layer and KV head, the
