@@ -101,30 +101,25 @@ HWY_NOINLINE void FloatTile(const uint8_t* w0, uint64_t row_bytes, const uint8_t
 
 }  // namespace fd
 
-// Weight rows per tile when the tile has one activation row (decode: eight streams, enough
-// independent multiply-adds to hide their latency) and when it has more (prefill: each widened
-// weight vector serves several activation rows).
-constexpr int kFloatDecodeRows = 8;
+// Weight rows per tile (decode takes one at a time, FloatRange): each widened weight vector
+// serves several activation rows.
 constexpr int kFloatTileRows = 4;
 // Activation rows per tile: 4 × 6 accumulators where there are 32 vector registers (AVX-512,
 // NEON; 6 rather than 4 was 5-10% faster on the Xeon VM, prefill's matmul/F16/64 in 4 of 4
 // alternating runs), 4 × 2 in the 16 of the other x86 targets (AVX2, SSE4).
 constexpr int kFloatTileActs = !HWY_ARCH_X86 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL ? 6 : 2;
 // Outputs of the largest tile.
-constexpr int kFloatTileOutputs = std::max(kFloatDecodeRows, kFloatTileRows * kFloatTileActs);
+constexpr int kFloatTileOutputs = kFloatTileRows * kFloatTileActs;
 
 template <class T, int NR>
 HWY_INLINE void FloatTileActs(int nw, const uint8_t* w0, uint64_t row_bytes, const uint8_t* end, int64_t n,
                               FloatRows a, float* out) {
-  if constexpr (NR == 1) {
-    if (nw == kFloatDecodeRows) return fd::FloatTile<T, kFloatDecodeRows, 1>(w0, row_bytes, end, n, a, out);
-  }
   if (nw == kFloatTileRows) return fd::FloatTile<T, kFloatTileRows, NR>(w0, row_bytes, end, n, a, out);
   for (int i = 0; i < nw; ++i) fd::FloatTile<T, 1, NR>(w0 + i * row_bytes, row_bytes, end, n, a, out + i * NR);
 }
 
 // out[i * nr + r] = dot(weight row i, activation row r) for i < nw and r < nr: nr at most
-// kFloatTileActs, nw at most kFloatDecodeRows where nr is 1 and kFloatTileRows where not.
+// kFloatTileActs, nw at most kFloatTileRows.
 // T: the weights' type. end: where prefetches stop (PrefetchLimit).
 template <class T>
 void FloatDot(int nw, const uint8_t* w0, uint64_t row_bytes, const uint8_t* end, int64_t n, FloatRows a, int nr,

@@ -1,20 +1,20 @@
 // Software prefetch of the weight stream, for the matmul kernels of every Highway target
 // (Highway's -inl pattern: included inside a per-target namespace).
 //
-// Weight rows are read once per step, straight from the mapped file: the hardware prefetcher
-// stops at each 4 KiB page, so decode (one activation row, little arithmetic per byte) waits on
-// memory unless the bytes are asked for well ahead. Two requests per stretch of the stream:
-// into L1 kPrefetchAhead ahead, and into L2 only kPrefetchFarAhead ahead, which keeps more
-// lines in flight than the L1's few fill buffers allow. The distances were measured on the
-// 2-core Zen 4 VM, alternating settings every two decode steps within one process (so that
-// other tenants' bursts fall on all of them alike): 8 and 32 KiB against the 16 and 64 KiB
-// tuned earlier on a Xeon VM gave 0.5B Q8_0 +4.7%, Q4_K_M +9.6%, Q4_0 +7%, F16 +8%, 1.7B
-// Q4_K_M +1%; no L2 request at all was the slowest setting on both machines.
+// Only for kernels that read several weight streams at once: tiles of rows, or two
+// interleaved groups (with several activation rows, where their wider tiles pay). The
+// hardware prefetchers follow one sequential stream at the full rate, so decode reads each
+// matrix as one with none of these requests (matmul_simd.cpp, kStreamRows); several streams a
+// few KiB apart they follow poorly, and those kernels ask for their lines ahead. Two requests
+// per stretch of the stream: into L1 kPrefetchAhead ahead, and into L2 only kPrefetchFarAhead
+// ahead, which keeps more lines in flight than the L1's few fill buffers allow. The distances
+// were measured on the 2-core Zen 4 VM, alternating settings every two decode steps within one
+// process (so that other tenants' bursts fall on all of them alike), when decode still read
+// several streams: 8 and 32 KiB against the 16 and 64 KiB tuned earlier on a Xeon VM gave
+// 0.5B Q8_0 +4.7%, Q4_K_M +9.6%, Q4_0 +7%, F16 +8%, 1.7B Q4_K_M +1%.
 // The L1 request pays only in kernels with much arithmetic per byte (the K-quants, whose
 // scales and mins are unpacked per super-block): for the blocks of 32 and the float rows it
-// takes a fill buffer the L2 stream needs more, and dropping it gave 0.5B Q8_0 +2.8 to +3.7%
-// (+3.4% at 512 positions), Q4_0 +1.8%, F16 -0.7 to +3.7% (same method, 300-600 steps each),
-// where for the K-quants it cost 1.7B Q4_K_M 3%.
+// takes a fill buffer the L2 stream needs more (0.5B Q8_0 +2.8 to +3.7% without it).
 #if defined(NANOSERVE_KERNELS_PREFETCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NANOSERVE_KERNELS_PREFETCH_INL_H_
 #undef NANOSERVE_KERNELS_PREFETCH_INL_H_
