@@ -1,5 +1,6 @@
 // Request bodies: what is accepted, the defaults, and the 400 (with the field named) for
 // everything malformed, out of range or unsupported.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -229,9 +230,44 @@ TEST(JsonBody, MalformedJsonIs400) {
 TEST(JsonBody, NestingIsBounded) {
   const auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
   EXPECT_NO_THROW(parse_json_body(nested(64), 64));
+  EXPECT_NO_THROW(parse_json_body("[[{\"a\": {\"b\": 1}}]]", 4));
+  EXPECT_EQ(error_of([&] { parse_json_body("[[{\"a\": {\"b\": []}}]]", 4); }).code, "json_too_deep");
   const ApiError e = error_of([&] { parse_json_body(nested(100000), 64); });
   EXPECT_EQ(e.status, 400);
   EXPECT_EQ(e.code, "json_too_deep");
+  EXPECT_EQ(error_of([&] { parse_json_body(nested(65), 64); }).code, "json_too_deep");
+}
+
+TEST(JsonBody, ValuesKeysAndOrderAreAsGiven) {
+  const json body = parse_json_body(
+      R"({"z": 1, "a": [true, null, -3, 18446744073709551615, 2.5, "s\u00e9"], "m": {"y": {}, "x": []}})", 64);
+  EXPECT_EQ(body.dump(), R"({"z":1,"a":[true,null,-3,18446744073709551615,2.5,"sé"],"m":{"y":{},"x":[]}})");
+  EXPECT_EQ(parse_json_body("7", 64), json(7));
+  EXPECT_EQ(parse_json_body("[]", 64), json::array());
+  // A repeated key keeps its first place and takes the last value, as nlohmann's parser gives it.
+  const std::string repeated = R"({"a": 1, "b": 2, "a": {"c": 3}})";
+  EXPECT_EQ(parse_json_body(repeated, 64).dump(), R"({"a":{"c":3},"b":2})");
+  EXPECT_EQ(parse_json_body(repeated, 64), json::parse(repeated));
+  EXPECT_EQ(error_of([] { parse_json_body("{\"a\": 1} x", 64); }).code, "invalid_json");
+  EXPECT_EQ(error_of([] { parse_json_body("", 64); }).code, "invalid_json");
+}
+
+// A logit_bias as large as a body may carry: every key kept, in order. (nlohmann's own parser
+// searched an ordered object's keys on every insertion: quadratic, seconds at this size.)
+TEST(JsonBody, ObjectsWithManyKeysKeepThemAll) {
+  constexpr int kKeys = 200000;
+  std::string text = "{\"logit_bias\": {";
+  for (int i = 0; i < kKeys; ++i) text += fmt::format("{}\"{}\": {}", i ? ", " : "", kKeys - i, i % 201 - 100);
+  text += "}}";
+  const json body = parse_json_body(text, 64);
+  const json& bias = body.at("logit_bias");
+  ASSERT_EQ(bias.size(), static_cast<size_t>(kKeys));
+  int i = 0;
+  for (const auto& [key, value] : bias.items()) {
+    ASSERT_EQ(key, std::to_string(kKeys - i));
+    ASSERT_EQ(value.get<int>(), i % 201 - 100);
+    ++i;
+  }
 }
 
 TEST(GenerationRequest, FitsMaxTokensToTheContext) {
