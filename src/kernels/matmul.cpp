@@ -96,7 +96,9 @@ void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts,
     tasks[k++] = {o.w, &acts, o.out, o.out_stride};
     total += o.w->n_out;
   }
-  // Each thread takes a contiguous range of the matrices' rows laid end to end.
+  // Each thread takes a contiguous range of the matrices' rows laid end to end; in decode,
+  // long ones (each range is a stream of weights).
+  const auto split = acts.n_rows() <= kStreamRows ? ThreadPool::Split::kStreams : ThreadPool::Split::kGuided;
   pool.run(total, [&](int64_t o0, int64_t o1, int thread) {
     int64_t first = 0;  // the row where matrix i starts in that order
     for (size_t i = 0; i < k; ++i) {
@@ -107,7 +109,7 @@ void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts,
                           scratch.fused(thread));
       first += n_out;
     }
-  }, /*grain=*/2 * tensor::kInterleaveRows);  // whole tiles and pairs of interleaved groups of weight rows
+  }, /*grain=*/2 * tensor::kInterleaveRows, split);  // whole tiles and pairs of interleaved groups
 }
 
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride) {

@@ -160,17 +160,6 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
   }
 }
 
-// Up to this many activation rows (decode of one to three sequences) a matmul is bound by the
-// weights' stream, and reads it as one: each group of 8 rows on its own, with no software
-// prefetch. The hardware prefetchers follow one sequential stream per core at the full rate
-// (Zen 4 VM, a synthetic stream of 512-bit byte dots: 55-58 GB/s on 2 cores), where a software
-// prefetch 32 KiB ahead capped it near 42 GB/s and two streams a group apart (the pair kernel's
-// two groups) without one near 30. Measured alternating every two decode steps in one process,
-// against pairs of groups with prefetch: 0.5B Q8_0 56-67 -> 61-84 tok/s, Q4_K_M 85-88 -> 100,
-// Q4_0 77-96 -> 108-115, 1.7B Q4_K_M 32-35 -> 38; 3 rows +6%, 4 rows -5 to -15%. From four
-// rows on, the pairs' wider byte dots pay more than the stream costs (prefill +17%).
-constexpr int64_t kStreamRows = 3;
-
 // An interleaved matrix (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K): whole groups of 8 rows with InterleavedDot, rows of a group the
 // range cuts one at a time.
 void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,

@@ -4,7 +4,7 @@
 // Only for kernels that read several weight streams at once: tiles of rows, or two
 // interleaved groups (with several activation rows, where their wider tiles pay). The
 // hardware prefetchers follow one sequential stream at the full rate, so decode reads each
-// matrix as one with none of these requests (matmul_simd.cpp, kStreamRows); several streams a
+// matrix as one with none of these requests (matmul_range.h, kStreamRows); several streams a
 // few KiB apart they follow poorly, and those kernels ask for their lines ahead. Two requests
 // per stretch of the stream: into L1 kPrefetchAhead ahead, and into L2 only kPrefetchFarAhead
 // ahead, which keeps more lines in flight than the L1's few fill buffers allow. The distances

@@ -1,7 +1,7 @@
 // A small persistent thread pool for data-parallel kernels.
 //
-// run(n, fn, grain) splits [0, n) into chunks (long ones first, shrinking to `grain` at the
-// end; each a multiple of `grain` except the last) and calls fn(begin, end, thread) once per
+// run(n, fn, grain, split) splits [0, n) into chunks (long ones first, shrinking to `grain` at
+// the end; each a multiple of `grain` except the last) and calls fn(begin, end, thread) once per
 // chunk; `thread` is the index of the pool thread running it (0 = the caller), for per-thread
 // scratch memory. The caller and the workers claim chunks from one atomic counter, so the call
 // never waits for a worker to wake up: on a machine whose cores are busy with other work, the
@@ -29,17 +29,25 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
+  // How run() cuts [0, n) into chunks.
+  //   kGuided: each chunk takes the part left ÷ (2 × threads): long chunks first, short at
+  //            the end, so that a thread that falls behind leaves the others little to wait for.
+  //   kStreams: the first chunk of each thread 7/8 of its share, then as kGuided: for loops
+  //            that stream memory, where every chunk start is a new stream for the hardware
+  //            prefetchers to pick up (decode's matmuls, kernels/matmul_range.h).
+  enum class Split { kGuided, kStreams };
+
   // Not reentrant: fn must not call run() on the same pool. fn must not throw. Which thread
   // runs which chunk varies from call to call; results must not depend on it.
   template <class Fn>
-  void run(int64_t n, Fn&& fn, int64_t grain = 1) {
+  void run(int64_t n, Fn&& fn, int64_t grain = 1, Split split = Split::kGuided) {
     if (n <= 0) return;
     if (n_threads_ == 1 || n <= grain) {
       fn(int64_t{0}, n, 0);
       return;
     }
     using F = std::remove_reference_t<Fn>;
-    dispatch(n, grain, &fn, [](void* f, int64_t b, int64_t e, int t) { (*static_cast<F*>(f))(b, e, t); });
+    dispatch(n, grain, split, &fn, [](void* f, int64_t b, int64_t e, int t) { (*static_cast<F*>(f))(b, e, t); });
   }
 
   // Physical cores of this machine (logical CPUs when the topology is unknown).
@@ -48,7 +56,7 @@ class ThreadPool {
  private:
   using Call = void (*)(void* fn, int64_t begin, int64_t end, int thread);
 
-  void dispatch(int64_t n, int64_t grain, void* fn, Call call);
+  void dispatch(int64_t n, int64_t grain, Split split, void* fn, Call call);
   void work(int thread);
   // Claims and runs chunks of the job of `generation` until none is left.
   void run_chunks(uint64_t generation, int thread);
