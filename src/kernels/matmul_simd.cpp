@@ -180,8 +180,7 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
       const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
       const bool stream = c1 - c0 <= kStreamRows;
       const int per_call = stream ? 1 : InterleavedGroupsPerCall(w.type);
-      // A limit at the matrix's start: every prefetch lies past it, so none is made.
-      const uint8_t* end = stream ? w.data : PrefetchLimit(w.data + g1 * w.row_bytes, g1 == w.n_out);
+      const uint8_t* end = stream ? NoPrefetch(w.data) : PrefetchLimit(w.data + g1 * w.row_bytes, g1 == w.n_out);
       for (int64_t o = g0; o < g1;) {
         const int n_groups = o + per_call * G <= g1 ? per_call : 1;
         const int64_t width = n_groups * G;
@@ -216,7 +215,7 @@ void FloatRange(const MatmulTask& task, int64_t o0, int64_t o1) {
     // a row at a time, no prefetch. With more rows, tiles: a row at a time would load each
     // row's float activations (twice an F16 line's bytes) per line of weights.
     const bool stream = c1 - c0 == 1;
-    const uint8_t* end = stream ? w.data : PrefetchLimit(w.data + o1 * w.row_bytes, o1 == w.n_out);
+    const uint8_t* end = stream ? NoPrefetch(w.data) : PrefetchLimit(w.data + o1 * w.row_bytes, o1 == w.n_out);
     const int64_t width = stream ? 1 : kFloatTileRows;
     for (int64_t o = o0; o < o1; o += width) {
       const int nw = static_cast<int>(std::min(width, o1 - o));

@@ -45,6 +45,10 @@ inline const uint8_t* PrefetchLimit(const uint8_t* rows_end, bool ends_matrix) {
   return ends_matrix ? rows_end + kPrefetchAhead : rows_end;
 }
 
+// The limit for rows read as one stream with no requests ahead (decode, kStreamRows): their
+// start, which every prefetch lies past.
+inline const uint8_t* NoPrefetch(const uint8_t* rows_begin) { return rows_begin; }
+
 // Which caches a kernel asks for its weight lines into (see the top of this file).
 enum class Ahead { kL2, kL1AndL2 };
 

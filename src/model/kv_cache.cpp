@@ -22,8 +22,9 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
   // Whole groups of blocks (the last group's spare blocks are never given out, nor touched).
   const int64_t groups = (n_blocks_ + kBlocksPerGroup - 1) / kBlocksPerGroup;
-  k_ = std::make_unique<kernels::HugePageBuffer>(half_bytes(groups * kBlocksPerGroup));
-  v_ = std::make_unique<kernels::HugePageBuffer>(half_bytes(groups * kBlocksPerGroup));
+  const size_t buffer_bytes = half_bytes(groups * kBlocksPerGroup);
+  k_ = std::make_unique<kernels::HugePageBuffer>(buffer_bytes);
+  v_ = std::make_unique<kernels::HugePageBuffer>(buffer_bytes);
 }
 
 bool KvCache::fits(const ModelConfig& c) const {

@@ -29,13 +29,13 @@ class BodyBuilder {
  public:
   explicit BodyBuilder(int max_depth) : max_depth_(max_depth) {}
 
-  bool null() { return place(Json(nullptr)) != nullptr; }
-  bool boolean(bool v) { return place(Json(v)) != nullptr; }
-  bool number_integer(Json::number_integer_t v) { return place(Json(v)) != nullptr; }
-  bool number_unsigned(Json::number_unsigned_t v) { return place(Json(v)) != nullptr; }
-  bool number_float(Json::number_float_t v, const Json::string_t&) { return place(Json(v)) != nullptr; }
-  bool string(Json::string_t& v) { return place(Json(std::move(v))) != nullptr; }
-  bool binary(Json::binary_t& v) { return place(Json::binary(std::move(v))) != nullptr; }  // not in JSON text
+  bool null() { return scalar(Json(nullptr)); }
+  bool boolean(bool v) { return scalar(Json(v)); }
+  bool number_integer(Json::number_integer_t v) { return scalar(Json(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return scalar(Json(v)); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return scalar(Json(v)); }
+  bool string(Json::string_t& v) { return scalar(Json(std::move(v))); }
+  bool binary(Json::binary_t& v) { return scalar(Json::binary(std::move(v))); }  // not in JSON text
   bool start_object(std::size_t) { return open(Json::object()); }
   bool start_array(std::size_t) { return open(Json::array()); }
   bool key(Json::string_t& k) {
@@ -77,6 +77,11 @@ class BodyBuilder {
     if (!fresh) return &(entries[it->second].second = std::move(v));
     entries.emplace_back(key_, std::move(v));
     return &entries.back().second;
+  }
+
+  bool scalar(Json&& v) {
+    place(std::move(v));
+    return true;
   }
 
   bool open(Json&& container) {
