@@ -51,18 +51,21 @@ void interleave_rows(Matrix& w, ThreadPool& pool) {
     throw std::invalid_argument("interleave_rows: no interleaved layout, or not whole groups of 8 rows");
   auto* data = const_cast<uint8_t*>(w.data);  // the caller made this memory writable
   const uint64_t group_bytes = tensor::kInterleaveRows * w.row_bytes;
-  pool.run(w.n_out / tensor::kInterleaveRows, [&](int64_t g0, int64_t g1, int) {
-    std::vector<uint8_t> tmp(group_bytes);
+  const int64_t n_groups = w.n_out / tensor::kInterleaveRows;
+  pool.run(n_groups, [&](int64_t g0, int64_t g1, int) {
+    std::vector<uint8_t> tmp(2 * group_bytes);
     for (int64_t g = g0; g < g1; ++g) tensor::interleave_rows(w.type, data + g * group_bytes, w.n_in, tmp.data());
-  });
+    for (int64_t g = g0; g + 1 < g1; g += 2)  // the grain keeps each pair in one range
+      tensor::pair_groups(w.type, data + g * group_bytes, w.n_in, tmp.data());
+  }, /*grain=*/2);
   w.interleaved = true;
 }
 
 const uint8_t* weight_row(const Matrix& w, int64_t o, DecodedRow& row) {
   if (!w.interleaved) return w.data + o * w.row_bytes;
-  const int64_t first = o - o % tensor::kInterleaveRows;
-  tensor::deinterleave_row(w.type, w.data + first * w.row_bytes, w.n_in, static_cast<int>(o - first),
-                           row.raw.data());
+  const tensor::GroupBlocks group = tensor::group_blocks(w.type, w.n_in, w.n_out, o);
+  tensor::deinterleave_row(w.type, w.data + group.offset, group.stride, w.n_in,
+                           static_cast<int>(o % tensor::kInterleaveRows), row.raw.data());
   return row.raw.data();
 }
 

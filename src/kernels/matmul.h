@@ -23,8 +23,8 @@ struct Matrix {
   int64_t n_in = 0;    // row length (ggml ne[0])
   int64_t n_out = 0;   // number of rows
   uint64_t row_bytes = 0;
-  // Q8_0, Q5_0, Q4_0, Q4_K or Q6_K rows regrouped in place by interleave_rows() (tensor/interleave.h): rows o..o+7 of
-  // a group start at data + o * row_bytes as one interleaved group.
+  // Q8_0, Q5_0, Q4_0, Q4_K or Q6_K rows regrouped in place by interleave_rows() (tensor/interleave.h): groups of
+  // 8 rows, in pairs (rows 16p..16p+15 at data + 16p * row_bytes); tensor::group_blocks() finds a row's group.
   bool interleaved = false;
 
   uint64_t bytes() const { return row_bytes * static_cast<uint64_t>(n_out); }

@@ -160,11 +160,11 @@ void FusedRange(const MatmulTask& task, int64_t o0, int64_t o1, FusedActs& fused
   }
 }
 
-// An interleaved matrix (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K): whole groups of 8 rows with InterleavedDot, rows of a group the
-// range cuts one at a time.
+// An interleaved matrix (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K): whole pairs of groups (16 rows) and
+// whole groups of 8 with InterleavedDot, rows of a group the range cuts one at a time.
 void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
                       FusedActs& fused) {
-  constexpr int64_t G = tensor::kInterleaveRows;
+  constexpr int64_t G = tensor::kInterleaveRows, P = tensor::kPairRows;
   const Matrix& w = *task.w;
   const Activations& acts = *task.acts;
   const int64_t n_rows = acts.n_rows(), n = w.n_in, nb = n / 32;
@@ -175,19 +175,19 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
     const Q8Row* rows = ActRows(acts, act, fused);
     // Blocks of 32 take the offset of their unsigned levels off through these sums.
     const int32_t* sums = act == ActType::Q8_0 ? acts.q8_block32().minus_128_sums.data() : nullptr;
-    float tile[2 * G * kInterleavedTileRows] = {};  // zeroed: targets without the kernels never write it
+    float tile[P * kInterleavedTileRows] = {};  // zeroed: targets without the kernels never write it
     for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
       const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
       const bool stream = c1 - c0 <= kStreamRows;
-      const int per_call = stream ? 1 : InterleavedGroupsPerCall(w.type);
       const uint8_t* end = stream ? NoPrefetch(w.data) : PrefetchLimit(w.data + g1 * w.row_bytes, g1 == w.n_out);
       for (int64_t o = g0; o < g1;) {
-        const int n_groups = o + per_call * G <= g1 ? per_call : 1;
-        const int64_t width = n_groups * G;
+        const bool pair = o % P == 0 && o + P <= g1;  // then it is one (g1 <= n_out)
+        const tensor::GroupBlocks place = tensor::group_blocks(w.type, n, w.n_out, o);
+        const int64_t width = pair ? P : G;
         for (int64_t r0 = c0; r0 < c1; r0 += kInterleavedTileRows) {
           const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
-          InterleavedDot(w.type, w.data + o * w.row_bytes, end, n_groups, n, rows + r0, sums ? sums + r0 * nb : nullptr,
-                         nr, tile);
+          InterleavedDot(w.type, pair, w.data + place.offset, place.stride, end, n, rows + r0,
+                         sums ? sums + r0 * nb : nullptr, nr, tile);
           const hn::CappedTag<float, G> dg;  // one group's outputs per vector at most
           for (int r = 0; r < nr; ++r)
             for (int64_t j = 0; j < width; j += G)

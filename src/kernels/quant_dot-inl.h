@@ -420,37 +420,43 @@ template <class Block>
 constexpr int kLevelOffsetLog2 = std::is_same_v<Block, tensor::BlockQ8_0> ? 7 : std::is_same_v<Block, tensor::BlockQ5_0> ? 4 : 3;
 
 // Rows of blocks of 32 interleaved by 8 (tensor/interleave.h) × NR activation rows: out[r * 8
-// + j] is the dot product of the group's row j with activation row r. minus_128_sums: per
+// + j] is the dot product of the group's row j with activation row r. The group's block b lies
+// at group + b * stride; with H = 2, `group` is a pair (stride: two blocks) whose second
+// group's rows go to out[r * 16 + 8 + j], both read in one pass. minus_128_sums: per
 // activation row (n / 32 apart), −128 × each block's level sum; shifted down it takes off
 // the offset of the weights' unsigned levels (2^k × Σ a, exactly, as −128·Σa is a multiple
 // of 128). Lane j of every vector belongs to row j, so a block costs 8 byte dot products per
 // activation row (4 activation bytes broadcast against a 32-byte chunk) and one float step
 // for all 8 rows, in the reference's order: sum += (dw * da) * s block after block, so the
 // result equals it bit for bit.
-template <class Block, int NR>
-void DotBlock32x8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
-                  float* out) {
+template <class Block, int NR, int H>
+void DotBlock32x8(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
+                  const int32_t* minus_128_sums, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(Block);
   constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
-  VF acc[NR];
-  for (auto& v : acc) v = hn::Zero(DF());
+  VF acc[H][NR];
+  for (auto& half : acc)
+    for (auto& v : half) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 32; ++b) {
-    const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes, Ahead::kL2>(block, end);
-    const VF dw = HalvesToFloats(block);
-    VU8 w[8];
-    for (int m = 0; m < 4; ++m) InterleavedChunks<Block>(block, m, w[2 * m], w[2 * m + 1]);
-    for (int r = 0; r < NR; ++r) {
-      const VI32 s = DotChunks(w, a[r].q + 32 * b, hn::Set(DI32(), minus_128_sums[r * (n / 32) + b] >> kShift));
-      acc[r] = hn::Add(acc[r], hn::Mul(hn::ConvertTo(DF(), s), hn::Mul(dw, hn::Set(DF(), a[r].d[b]))));
+    for (int g = 0; g < H; ++g) {
+      const uint8_t* block = group + g * kBlockBytes + b * stride;
+      PrefetchAhead<kBlockBytes, Ahead::kL2>(block, end);
+      const VF dw = HalvesToFloats(block);
+      VU8 w[8];
+      for (int m = 0; m < 4; ++m) InterleavedChunks<Block>(block, m, w[2 * m], w[2 * m + 1]);
+      for (int r = 0; r < NR; ++r) {
+        const VI32 s = DotChunks(w, a[r].q + 32 * b, hn::Set(DI32(), minus_128_sums[r * (n / 32) + b] >> kShift));
+        acc[g][r] = hn::Add(acc[g][r], hn::Mul(hn::ConvertTo(DF(), s), hn::Mul(dw, hn::Set(DF(), a[r].d[b]))));
+      }
     }
   }
-  for (int r = 0; r < NR; ++r) hn::StoreU(acc[r], DF(), out + 8 * r);
+  for (int r = 0; r < NR; ++r)
+    for (int g = 0; g < H; ++g) hn::StoreU(acc[g][r], DF(), out + 8 * (H * r + g));
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// Two consecutive interleaved groups of blocks of 32 at once in 512-bit vectors: lanes 0..7
-// hold the first group's rows, lanes 8..15 the second's. A 512-bit vpdpbusd does the work of
+// A pair of interleaved groups of blocks of 32 (tensor/interleave.h) at once in 512-bit
+// vectors: lanes 0..7 hold the first group's rows, lanes 8..15 the second's. A 512-bit vpdpbusd does the work of
 // two 256-bit ones for the same instruction count, so per activation row a block costs 8
 // byte dot products and one float step for 16 weight rows instead of 8 (the per-lane steps
 // are DotBlock32x8's, so the result is the same bit for bit).
@@ -505,25 +511,22 @@ HWY_INLINE void InterleavedChunksWide(const uint8_t* lo, const uint8_t* hi, int 
   }
 }
 
-// Two consecutive interleaved groups (the second n / 32 blocks after the first) × NR
-// activation rows: out[r * 16 + j] for the first group's row j, out[r * 16 + 8 + j] for the
-// second's, as DotBlock32x8 would give them.
+// A pair of interleaved groups × NR activation rows: out[r * 16 + j] for the first group's
+// row j, out[r * 16 + 8 + j] for the second's, as DotBlock32x8 would give them.
 template <class Block, int NR>
-void DotBlock32x16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
+void DotBlock32x16(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a,
                    const int32_t* minus_128_sums, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(Block);
   constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
   const int64_t nb = n / 32;
-  const uint8_t* second = group + nb * kBlockBytes;
   const DI32W di;
   const DFW df;
   VFW acc[NR];
   for (auto& v : acc) v = hn::Zero(df);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* lo = group + b * kBlockBytes;
-    const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes, Ahead::kL2>(lo, end);
-    PrefetchAhead<kBlockBytes, Ahead::kL2>(hi, end);
+    const uint8_t* lo = pair + 2 * b * kBlockBytes;
+    const uint8_t* hi = lo + kBlockBytes;
+    PrefetchAhead<2 * kBlockBytes, Ahead::kL2>(lo, end);
     const VFW dw = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     VU8W w[8];
     for (int m = 0; m < 4; ++m) InterleavedChunksWide<Block>(lo, hi, m, w[2 * m], w[2 * m + 1]);
@@ -567,108 +570,119 @@ HWY_INLINE VI32 MinPairs(const uint8_t* p) {
 }
 
 // Q4_K rows interleaved by 8 (tensor/interleave.h) × NR Q8_K activation rows: out[r * 8 + j]
-// is the dot product of the group's row j with activation row r. Per super-block and lane
-// (row), as the reference: an exact integer sum Σ_j sc_j · (levels_j · a_j) and one of the
-// mins, Σ_j m_j · (a's sum over sub-block j), then sum += (da · d) · isum and
-// sum_mins += (da · dmin) · msum; so the result equals the reference bit for bit.
-template <int NR>
-void DotQ4_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
+// is the dot product of the group's row j with activation row r; group, stride and H as for
+// DotBlock32x8. Per super-block and lane (row), as the reference: an exact integer sum
+// Σ_j sc_j · (levels_j · a_j) and one of the mins, Σ_j m_j · (a's sum over sub-block j), then
+// sum += (da · d) · isum and sum_mins += (da · dmin) · msum; so the result equals the
+// reference bit for bit.
+template <int NR, int H>
+void DotQ4_Kx8(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ4_K);
   const DU8 du;
   const hn::Rebind<uint8_t, DI32> du8x8;
-  VF sum[NR], sum_mins[NR];
-  for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(DF());
+  VF sum[H][NR], sum_mins[H][NR];
+  for (int g = 0; g < H; ++g)
+    for (int r = 0; r < NR; ++r) sum[g][r] = sum_mins[g][r] = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
-    const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<128, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
-    const VF d = HalvesToFloats(block), dmin = HalvesToFloats(block + 16);
-    HWY_ALIGN uint8_t sc[64], mn[64];
-    Q4_KScalesMins(block, sc, mn);
-    VI32 isum[NR];
-    for (auto& v : isum) v = hn::Zero(DI32());
-    for (int j = 0; j < 8; ++j) {
-      PrefetchAhead<128, Ahead::kL1AndL2>(block + 128 + 128 * j, end);
-      VU8 w[8];
-      for (int m = 0; m < 4; ++m) {
-        const VU8 nibbles = hn::LoadU(du, block + 128 + 128 * j + 32 * m);
-        w[2 * m] = Nibbles<0>(nibbles);
-        w[2 * m + 1] = hn::And(nibbles, hn::Set(du, 0xf0));
+    for (int g = 0; g < H; ++g) {
+      const uint8_t* block = group + g * kBlockBytes + b * stride;
+      PrefetchAhead<128, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
+      const VF d = HalvesToFloats(block), dmin = HalvesToFloats(block + 16);
+      HWY_ALIGN uint8_t sc[64], mn[64];
+      Q4_KScalesMins(block, sc, mn);
+      VI32 isum[NR];
+      for (auto& v : isum) v = hn::Zero(DI32());
+      for (int j = 0; j < 8; ++j) {
+        PrefetchAhead<128, Ahead::kL1AndL2>(block + 128 + 128 * j, end);
+        VU8 w[8];
+        for (int m = 0; m < 4; ++m) {
+          const VU8 nibbles = hn::LoadU(du, block + 128 + 128 * j + 32 * m);
+          w[2 * m] = Nibbles<0>(nibbles);
+          w[2 * m + 1] = hn::And(nibbles, hn::Set(du, 0xf0));
+        }
+        const VI32 scale = hn::PromoteTo(DI32(), hn::LoadU(du8x8, sc + 8 * j));
+        for (int r = 0; r < NR; ++r)
+          isum[r] = hn::Add(isum[r], hn::Mul(DotChunksOddTimes16(w, a[r].q + 256 * b + 32 * j), scale));
       }
-      const VI32 scale = hn::PromoteTo(DI32(), hn::LoadU(du8x8, sc + 8 * j));
-      for (int r = 0; r < NR; ++r)
-        isum[r] = hn::Add(isum[r], hn::Mul(DotChunksOddTimes16(w, a[r].q + 256 * b + 32 * j), scale));
-    }
-    // Each lane's min as the int16 pair (m, m): one pairwise multiply-add with the pair of
-    // the activation's 16-element sums gives m_j × its sum over sub-block j.
-    VI32 min_pairs[8];
-    for (int j = 0; j < 8; ++j) {
-      min_pairs[j] = MinPairs(mn + 8 * j);
-    }
-    for (int r = 0; r < NR; ++r) {
-      const VI32 msum = PairDots(min_pairs, a[r].bsums + 16 * b);
-      const VF da = hn::Set(DF(), a[r].d[b]);
-      sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(DF(), isum[r])));
-      sum_mins[r] = hn::Add(sum_mins[r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(DF(), msum)));
+      // Each lane's min as the int16 pair (m, m): one pairwise multiply-add with the pair of
+      // the activation's 16-element sums gives m_j × its sum over sub-block j.
+      VI32 min_pairs[8];
+      for (int j = 0; j < 8; ++j) {
+        min_pairs[j] = MinPairs(mn + 8 * j);
+      }
+      for (int r = 0; r < NR; ++r) {
+        const VI32 msum = PairDots(min_pairs, a[r].bsums + 16 * b);
+        const VF da = hn::Set(DF(), a[r].d[b]);
+        sum[g][r] = hn::Add(sum[g][r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(DF(), isum[r])));
+        sum_mins[g][r] = hn::Add(sum_mins[g][r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(DF(), msum)));
+      }
     }
   }
-  for (int r = 0; r < NR; ++r) hn::StoreU(hn::Sub(sum[r], sum_mins[r]), DF(), out + 8 * r);
+  for (int r = 0; r < NR; ++r)
+    for (int g = 0; g < H; ++g) hn::StoreU(hn::Sub(sum[g][r], sum_mins[g][r]), DF(), out + 8 * (H * r + g));
 }
 
 // Q6_K rows interleaved by 8 (tensor/interleave.h) × NR Q8_K activation rows: out[r * 8 + j]
-// is the dot product of the group's row j with activation row r. The levels go in unsigned
+// is the dot product of the group's row j with activation row r; group, stride and H as for
+// DotBlock32x8. The levels go in unsigned
 // (u = level + 32); per super-block and lane (row) the integer sum is
 // Σ_g sc_g · (u_g · a_g) − 32 · Σ_g sc_g · (a's sum over group g) = Σ_g sc_g · (level_g · a_g),
 // exactly, then sum += (da · d) · isum as in the reference, so the result equals it bit for bit.
-template <int NR>
-void DotQ6_Kx8(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
+template <int NR, int H>
+void DotQ6_Kx8(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ6_K);
   const DU8 du;
   const DI16 d16;
   const hn::Full128<int8_t> d8x16;
-  VF sum[NR];
-  for (auto& v : sum) v = hn::Zero(DF());
+  VF sum[H][NR];
+  for (auto& half : sum)
+    for (auto& v : half) v = hn::Zero(DF());
   for (int64_t b = 0; b < n / 256; ++b) {
-    const uint8_t* block = group + b * kBlockBytes;
-    PrefetchAhead<144, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 192 bytes of levels in its turn
-    const VF d = HalvesToFloats(block);
-    // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
-    VI32 scale_pairs[8];
-    for (int j = 0; j < 8; ++j)
-      scale_pairs[j] =
-          hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, reinterpret_cast<const int8_t*>(block + 16 + 16 * j))));
-    VI32 isum[NR];
-    for (auto& v : isum) v = hn::Zero(DI32());
-    for (int j = 0; j < 8; ++j) {
-      const uint8_t* levels = block + 144 + 192 * j;
-      PrefetchAhead<192, Ahead::kL1AndL2>(levels, end);
-      VU8 w[8];
-      for (int m = 0; m < 4; ++m) {
-        const VU8 nibbles = hn::LoadU(du, levels + 32 * m);
-        w[2 * m] = Nibbles<0>(nibbles);
-        w[2 * m + 1] = Nibbles<4>(nibbles);
+    for (int g = 0; g < H; ++g) {
+      const uint8_t* block = group + g * kBlockBytes + b * stride;
+      PrefetchAhead<144, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 192 bytes of levels in its turn
+      const VF d = HalvesToFloats(block);
+      // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
+      VI32 scale_pairs[8];
+      for (int j = 0; j < 8; ++j) {
+        const auto* scales = reinterpret_cast<const int8_t*>(block + 16 + 16 * j);
+        scale_pairs[j] = hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, scales)));
       }
-      for (int v = 0; v < 2; ++v) {
-        const VU8 top = hn::LoadU(du, levels + 128 + 32 * v);
-        for (int h = 0; h < 4; ++h) w[4 * v + h] = WithTopBits(w[4 * v + h], top, h);
-      }
-      const VI32 pairs = scale_pairs[j];
-      const VI32 scale_lo = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs)), scale_hi = hn::ShiftRight<16>(pairs);
-      for (int r = 0; r < NR; ++r) {
-        const int8_t* q = a[r].q + 256 * b + 32 * j;
-        VI32 s_lo = hn::Zero(DI32()), s_hi = hn::Zero(DI32());  // elements 0..15 and 16..31
-        for (int k = 0; k < 4; ++k) {
-          s_lo = DotBroadcast(s_lo, w[k], q + 4 * k);
-          s_hi = DotBroadcast(s_hi, w[4 + k], q + 16 + 4 * k);
+      VI32 isum[NR];
+      for (auto& v : isum) v = hn::Zero(DI32());
+      for (int j = 0; j < 8; ++j) {
+        const uint8_t* levels = block + 144 + 192 * j;
+        PrefetchAhead<192, Ahead::kL1AndL2>(levels, end);
+        VU8 w[8];
+        for (int m = 0; m < 4; ++m) {
+          const VU8 nibbles = hn::LoadU(du, levels + 32 * m);
+          w[2 * m] = Nibbles<0>(nibbles);
+          w[2 * m + 1] = Nibbles<4>(nibbles);
         }
-        isum[r] = hn::Add(isum[r], hn::Add(hn::Mul(s_lo, scale_lo), hn::Mul(s_hi, scale_hi)));
+        for (int v = 0; v < 2; ++v) {
+          const VU8 top = hn::LoadU(du, levels + 128 + 32 * v);
+          for (int h = 0; h < 4; ++h) w[4 * v + h] = WithTopBits(w[4 * v + h], top, h);
+        }
+        const VI32 pairs = scale_pairs[j];
+        const VI32 scale_lo = hn::ShiftRight<16>(hn::ShiftLeft<16>(pairs)), scale_hi = hn::ShiftRight<16>(pairs);
+        for (int r = 0; r < NR; ++r) {
+          const int8_t* q = a[r].q + 256 * b + 32 * j;
+          VI32 s_lo = hn::Zero(DI32()), s_hi = hn::Zero(DI32());  // elements 0..15 and 16..31
+          for (int k = 0; k < 4; ++k) {
+            s_lo = DotBroadcast(s_lo, w[k], q + 4 * k);
+            s_hi = DotBroadcast(s_hi, w[4 + k], q + 16 + 4 * k);
+          }
+          isum[r] = hn::Add(isum[r], hn::Add(hn::Mul(s_lo, scale_lo), hn::Mul(s_hi, scale_hi)));
+        }
       }
-    }
-    for (int r = 0; r < NR; ++r) {
-      isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDots(scale_pairs, a[r].bsums + 16 * b)));
-      sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(hn::Set(DF(), a[r].d[b]), d), hn::ConvertTo(DF(), isum[r])));
+      for (int r = 0; r < NR; ++r) {
+        isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDots(scale_pairs, a[r].bsums + 16 * b)));
+        sum[g][r] = hn::Add(sum[g][r], hn::Mul(hn::Mul(hn::Set(DF(), a[r].d[b]), d), hn::ConvertTo(DF(), isum[r])));
+      }
     }
   }
-  for (int r = 0; r < NR; ++r) hn::StoreU(sum[r], DF(), out + 8 * r);
+  for (int r = 0; r < NR; ++r)
+    for (int g = 0; g < H; ++g) hn::StoreU(sum[g][r], DF(), out + 8 * (H * r + g));
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
@@ -685,22 +699,20 @@ HWY_INLINE void PairBySubBlock(const uint8_t (&groups)[2][64], uint8_t* out) {
     for (int g = 0; g < 2; ++g) std::memcpy(out + 16 * j + 8 * g, groups[g] + 8 * j, 8);
 }
 
-// DotQ4_Kx8 for two consecutive interleaved groups (the second n / 256 super-blocks after
-// the first): out[r * 16 + j], the same per-lane steps, so the same results bit for bit.
+// DotQ4_Kx8 for a pair of interleaved groups in 512-bit vectors: out[r * 16 + j], the same
+// per-lane steps, so the same results bit for bit.
 template <int NR>
-void DotQ4_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
+void DotQ4_Kx16(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ4_K);
-  const uint8_t* second = group + n / 256 * kBlockBytes;
   const DI32W di;
   const DFW df;
   const hn::Rebind<uint8_t, DI32W> du8x16;
   VFW sum[NR], sum_mins[NR];
   for (int r = 0; r < NR; ++r) sum[r] = sum_mins[r] = hn::Zero(df);
   for (int64_t b = 0; b < n / 256; ++b) {
-    const uint8_t* lo = group + b * kBlockBytes;
-    const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(lo, end);
-    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(hi, end);
+    const uint8_t* lo = pair + 2 * b * kBlockBytes;
+    const uint8_t* hi = lo + kBlockBytes;
+    PrefetchAhead<2 * kBlockBytes, Ahead::kL1AndL2>(lo, end);
     const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     const VFW dmin = hn::Combine(df, HalvesToFloats(hi + 16), HalvesToFloats(lo + 16));
     HWY_ALIGN uint8_t sc[2][64], mn[2][64], sc16[128], mn16[128];
@@ -740,11 +752,10 @@ void DotQ4_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row
   for (int r = 0; r < NR; ++r) hn::StoreU(hn::Sub(sum[r], sum_mins[r]), df, out + 16 * r);
 }
 
-// DotQ6_Kx8 for two consecutive interleaved groups: out[r * 16 + j], bit for bit the same.
+// DotQ6_Kx8 for a pair of interleaved groups: out[r * 16 + j], bit for bit the same.
 template <int NR>
-void DotQ6_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
+void DotQ6_Kx16(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
   constexpr size_t kBlockBytes = tensor::kInterleaveRows * sizeof(tensor::BlockQ6_K);
-  const uint8_t* second = group + n / 256 * kBlockBytes;
   const DI16 d16;
   const hn::Full128<int8_t> d8x16;
   const DI32W di;
@@ -752,10 +763,9 @@ void DotQ6_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row
   VFW sum[NR];
   for (auto& v : sum) v = hn::Zero(df);
   for (int64_t b = 0; b < n / 256; ++b) {
-    const uint8_t* lo = group + b * kBlockBytes;
-    const uint8_t* hi = second + b * kBlockBytes;
-    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(lo, end);
-    PrefetchAhead<kBlockBytes, Ahead::kL1AndL2>(hi, end);
+    const uint8_t* lo = pair + 2 * b * kBlockBytes;
+    const uint8_t* hi = lo + kBlockBytes;
+    PrefetchAhead<2 * kBlockBytes, Ahead::kL1AndL2>(lo, end);
     const VFW d = hn::Combine(df, HalvesToFloats(hi), HalvesToFloats(lo));
     VI32W scale_pairs[8];
     for (int j = 0; j < 8; ++j) {
@@ -801,30 +811,55 @@ void DotQ6_Kx16(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row
 #endif
 
 // The interleaved kernel for Block's rows: Q4_K's, Q6_K's, or the one for blocks of 32.
-template <class Block, int NR>
-HWY_INLINE void InterleavedKernel(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
-                                  const int32_t* minus_128_sums, float* out) {
-  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) DotQ4_Kx8<NR>(group, end, n, a, out);
-  else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>) DotQ6_Kx8<NR>(group, end, n, a, out);
-  else DotBlock32x8<Block, NR>(group, end, n, a, minus_128_sums, out);
+template <class Block, int NR, int H>
+HWY_INLINE void InterleavedKernel(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n,
+                                  const Q8Row* a, const int32_t* minus_128_sums, float* out) {
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) DotQ4_Kx8<NR, H>(group, stride, end, n, a, out);
+  else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>) DotQ6_Kx8<NR, H>(group, stride, end, n, a, out);
+  else DotBlock32x8<Block, NR, H>(group, stride, end, n, a, minus_128_sums, out);
 }
 
 }  // namespace qd
 
+// One interleaved group, its block b at group + b * stride.
 template <class Block>
-void InterleavedDotOf(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
+void InterleavedDotOf(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
                       const int32_t* minus_128_sums, int nr, float* out) {
   switch (nr) {
-    case 1: return qd::InterleavedKernel<Block, 1>(group, end, n, a, minus_128_sums, out);
-    case 2: return qd::InterleavedKernel<Block, 2>(group, end, n, a, minus_128_sums, out);
-    case 3: return qd::InterleavedKernel<Block, 3>(group, end, n, a, minus_128_sums, out);
-    case 4: return qd::InterleavedKernel<Block, 4>(group, end, n, a, minus_128_sums, out);
+    case 1: return qd::InterleavedKernel<Block, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 2: return qd::InterleavedKernel<Block, 2, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 3: return qd::InterleavedKernel<Block, 3, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 4: return qd::InterleavedKernel<Block, 4, 1>(group, stride, end, n, a, minus_128_sums, out);
 #if HWY_TARGET != HWY_AVX2
-    case 5: return qd::InterleavedKernel<Block, 5>(group, end, n, a, minus_128_sums, out);
-    case 6: return qd::InterleavedKernel<Block, 6>(group, end, n, a, minus_128_sums, out);
-    case 7: return qd::InterleavedKernel<Block, 7>(group, end, n, a, minus_128_sums, out);
+    case 5: return qd::InterleavedKernel<Block, 5, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 6: return qd::InterleavedKernel<Block, 6, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 7: return qd::InterleavedKernel<Block, 7, 1>(group, stride, end, n, a, minus_128_sums, out);
 #endif
-    default: return qd::InterleavedKernel<Block, kInterleavedTileRows>(group, end, n, a, minus_128_sums, out);
+    default:
+      return qd::InterleavedKernel<Block, kInterleavedTileRows, 1>(group, stride, end, n, a, minus_128_sums, out);
+  }
+}
+
+// A pair of groups with the 8-lane kernels: both groups in one pass, one stream whose lines
+// are used as they arrive (one group after the other, the stride between its blocks breaks
+// the hardware prefetchers: 0.5B Q8_0 decode 36.6-50.5 against 58.4-89.9 tok/s). Up to 4
+// activation rows a pass (AVX2's tile; its registers then spill a few accumulators, which
+// costs less than unpacking the levels again for shorter passes: Q5_0 prefill 24% slower in
+// passes of 3); later passes find the pair in cache.
+template <class Block>
+void PairDotBy8(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
+                int nr, float* out) {
+  constexpr int kPassRows = 4;
+  const uint64_t stride = 2 * tensor::kInterleaveRows * sizeof(Block);
+  for (int r0 = 0; r0 < nr; r0 += kPassRows) {
+    const int32_t* sums = minus_128_sums ? minus_128_sums + r0 * (n / 32) : nullptr;
+    float* o = out + tensor::kPairRows * r0;
+    switch (std::min(kPassRows, nr - r0)) {
+      case 1: qd::InterleavedKernel<Block, 1, 2>(pair, stride, end, n, a + r0, sums, o); break;
+      case 2: qd::InterleavedKernel<Block, 2, 2>(pair, stride, end, n, a + r0, sums, o); break;
+      case 3: qd::InterleavedKernel<Block, 3, 2>(pair, stride, end, n, a + r0, sums, o); break;
+      default: qd::InterleavedKernel<Block, kPassRows, 2>(pair, stride, end, n, a + r0, sums, o); break;
+    }
   }
 }
 
@@ -834,82 +869,77 @@ void InterleavedDotOf(const uint8_t* group, const uint8_t* end, int64_t n, const
 constexpr int kWideKQuantRows = 4;
 
 template <class Block, int NR>
-HWY_INLINE void KQuantPairKernel(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
-  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) qd::DotQ4_Kx16<NR>(group, end, n, a, out);
-  else qd::DotQ6_Kx16<NR>(group, end, n, a, out);
+HWY_INLINE void KQuantPairKernel(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) qd::DotQ4_Kx16<NR>(pair, end, n, a, out);
+  else qd::DotQ6_Kx16<NR>(pair, end, n, a, out);
 }
 
 template <class Block>
-void KQuantPairDotOf(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a, int nr, float* out) {
-  if (nr == 1) {  // decode: the one-group kernels, whose per-super-block setup is cheaper
-    for (int g = 0; g < 2; ++g)
-      qd::InterleavedKernel<Block, 1>(group + g * (n / 256) * tensor::kInterleaveRows * sizeof(Block), end, n, a,
-                                      nullptr, out + 8 * g);
-    return;
-  }
+void KQuantPairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, int nr, float* out) {
   for (int r0 = 0; r0 < nr; r0 += kWideKQuantRows) {
     float* o = out + 16 * r0;
     switch (std::min(kWideKQuantRows, nr - r0)) {
-      case 1: KQuantPairKernel<Block, 1>(group, end, n, a + r0, o); break;
-      case 2: KQuantPairKernel<Block, 2>(group, end, n, a + r0, o); break;
-      case 3: KQuantPairKernel<Block, 3>(group, end, n, a + r0, o); break;
-      default: KQuantPairKernel<Block, kWideKQuantRows>(group, end, n, a + r0, o); break;
+      case 1: KQuantPairKernel<Block, 1>(pair, end, n, a + r0, o); break;
+      case 2: KQuantPairKernel<Block, 2>(pair, end, n, a + r0, o); break;
+      case 3: KQuantPairKernel<Block, 3>(pair, end, n, a + r0, o); break;
+      default: KQuantPairKernel<Block, kWideKQuantRows>(pair, end, n, a + r0, o); break;
     }
   }
 }
 
 template <class Block>
-void InterleavedPairDotOf(const uint8_t* group, const uint8_t* end, int64_t n, const Q8Row* a,
-                          const int32_t* minus_128_sums, int nr, float* out) {
+void Block32PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a,
+                      const int32_t* minus_128_sums, int nr, float* out) {
   switch (nr) {
-    case 1: return qd::DotBlock32x16<Block, 1>(group, end, n, a, minus_128_sums, out);
-    case 2: return qd::DotBlock32x16<Block, 2>(group, end, n, a, minus_128_sums, out);
-    case 3: return qd::DotBlock32x16<Block, 3>(group, end, n, a, minus_128_sums, out);
-    case 4: return qd::DotBlock32x16<Block, 4>(group, end, n, a, minus_128_sums, out);
-    case 5: return qd::DotBlock32x16<Block, 5>(group, end, n, a, minus_128_sums, out);
-    case 6: return qd::DotBlock32x16<Block, 6>(group, end, n, a, minus_128_sums, out);
-    case 7: return qd::DotBlock32x16<Block, 7>(group, end, n, a, minus_128_sums, out);
-    default: return qd::DotBlock32x16<Block, kInterleavedTileRows>(group, end, n, a, minus_128_sums, out);
+    case 4: return qd::DotBlock32x16<Block, 4>(pair, end, n, a, minus_128_sums, out);
+    case 5: return qd::DotBlock32x16<Block, 5>(pair, end, n, a, minus_128_sums, out);
+    case 6: return qd::DotBlock32x16<Block, 6>(pair, end, n, a, minus_128_sums, out);
+    case 7: return qd::DotBlock32x16<Block, 7>(pair, end, n, a, minus_128_sums, out);
+    default: return qd::DotBlock32x16<Block, kInterleavedTileRows>(pair, end, n, a, minus_128_sums, out);
   }
 }
 #endif
 
-// Interleaved groups of 8 rows that one InterleavedDot call takes: 2 where 512-bit byte dot
-// products exist, else 1.
-inline int InterleavedGroupsPerCall(TensorType type) {
+// A pair of groups (tensor/interleave.h): out[r * 16 + j] for its rows j = 0..15. Where
+// 512-bit byte dot products exist, both groups in each vector from 4 activation rows on; for
+// fewer (decode) the 8-lane kernels, which read the stream faster (matmul_range.h).
+template <class Block>
+void PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
+               int nr, float* out) {
 #if HWY_TARGET == HWY_AVX3_DL
-  if (type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0 || type == TensorType::Q4_K ||
-      type == TensorType::Q6_K)
-    return 2;
+  if (nr <= 3) return PairDotBy8<Block>(pair, end, n, a, minus_128_sums, nr, out);
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K> || std::is_same_v<Block, tensor::BlockQ6_K>)
+    return KQuantPairDotOf<Block>(pair, end, n, a, nr, out);
+  else
+    return Block32PairDotOf<Block>(pair, end, n, a, minus_128_sums, nr, out);
+#else
+  PairDotBy8<Block>(pair, end, n, a, minus_128_sums, nr, out);
 #endif
-  (void)type;
-  return 1;
 }
 
-// out[r * 8 * n_groups + j] = dot(row j of the interleaved groups (n_groups consecutive
-// groups, 1 or up to InterleavedGroupsPerCall), activation row a[r]) for r < nr
-// (1..kInterleavedTileRows); type: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K (the K-quants do not use
-// minus_128_sums). end: where prefetches stop (PrefetchLimit).
-inline void InterleavedDot(TensorType type, const uint8_t* group, const uint8_t* end, int n_groups, int64_t n,
-                           const Q8Row* a, const int32_t* minus_128_sums, int nr, float* out) {
-#if HWY_TARGET == HWY_AVX3_DL
-  if (n_groups == 2) {
-    switch (type) {
-      case TensorType::Q8_0: return InterleavedPairDotOf<tensor::BlockQ8_0>(group, end, n, a, minus_128_sums, nr, out);
-      case TensorType::Q5_0: return InterleavedPairDotOf<tensor::BlockQ5_0>(group, end, n, a, minus_128_sums, nr, out);
-      case TensorType::Q4_K: return KQuantPairDotOf<tensor::BlockQ4_K>(group, end, n, a, nr, out);
-      case TensorType::Q6_K: return KQuantPairDotOf<tensor::BlockQ6_K>(group, end, n, a, nr, out);
-      default: return InterleavedPairDotOf<tensor::BlockQ4_0>(group, end, n, a, minus_128_sums, nr, out);
-    }
-  }
-#endif
-  (void)n_groups;
+// out[r * 8 * (pair ? 2 : 1) + j] = dot(row j of the interleaved rows at `group`, activation
+// row a[r]) for r < nr (1..kInterleavedTileRows): a pair of groups (16 rows), or one group,
+// its block b at group + b * stride. type: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K (the K-quants do not
+// use minus_128_sums). end: where prefetches stop (PrefetchLimit).
+template <class Block>
+void InterleavedDotOf(bool pair, const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n,
+                      const Q8Row* a, const int32_t* minus_128_sums, int nr, float* out) {
+  if (pair) return PairDotOf<Block>(group, end, n, a, minus_128_sums, nr, out);
+  InterleavedDotOf<Block>(group, stride, end, n, a, minus_128_sums, nr, out);
+}
+
+inline void InterleavedDot(TensorType type, bool pair, const uint8_t* group, uint64_t stride, const uint8_t* end,
+                           int64_t n, const Q8Row* a, const int32_t* minus_128_sums, int nr, float* out) {
   switch (type) {
-    case TensorType::Q8_0: return InterleavedDotOf<tensor::BlockQ8_0>(group, end, n, a, minus_128_sums, nr, out);
-    case TensorType::Q5_0: return InterleavedDotOf<tensor::BlockQ5_0>(group, end, n, a, minus_128_sums, nr, out);
-    case TensorType::Q4_K: return InterleavedDotOf<tensor::BlockQ4_K>(group, end, n, a, minus_128_sums, nr, out);
-    case TensorType::Q6_K: return InterleavedDotOf<tensor::BlockQ6_K>(group, end, n, a, minus_128_sums, nr, out);
-    default: return InterleavedDotOf<tensor::BlockQ4_0>(group, end, n, a, minus_128_sums, nr, out);
+    case TensorType::Q8_0:
+      return InterleavedDotOf<tensor::BlockQ8_0>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
+    case TensorType::Q5_0:
+      return InterleavedDotOf<tensor::BlockQ5_0>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
+    case TensorType::Q4_K:
+      return InterleavedDotOf<tensor::BlockQ4_K>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
+    case TensorType::Q6_K:
+      return InterleavedDotOf<tensor::BlockQ6_K>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
+    default: return InterleavedDotOf<tensor::BlockQ4_0>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
   }
 }
 
@@ -962,9 +992,8 @@ inline void FusedDot(TensorType type, const uint8_t* w0, const uint8_t* end, uin
 }
 #else
 inline bool HasFusedDot(TensorType) { return false; }
-inline int InterleavedGroupsPerCall(TensorType) { return 1; }
-inline void InterleavedDot(TensorType, const uint8_t*, const uint8_t*, int, int64_t, const Q8Row*, const int32_t*,
-                           int, float*) {}
+inline void InterleavedDot(TensorType, bool, const uint8_t*, uint64_t, const uint8_t*, int64_t, const Q8Row*,
+                           const int32_t*, int, float*) {}
 inline int FusedTileRows(TensorType) { return 1; }
 inline void FusedDot(TensorType, const uint8_t*, const uint8_t*, uint64_t, int64_t, int, const Q8Row*, int, float*) {}
 #endif  // NANOSERVE_FUSED_QUANT_DOT

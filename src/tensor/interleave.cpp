@@ -234,11 +234,32 @@ void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
   }
 }
 
-void deinterleave_row(TensorType type, const uint8_t* group, int64_t n, int lane, uint8_t* out) {
+void pair_groups(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
+  const int64_t blocks = n / interleaved_block_elems(type);
+  const size_t block_bytes = interleaved_block_bytes(type), group_bytes = blocks * block_bytes;
+  std::memcpy(tmp, rows, 2 * group_bytes);
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int g = 0; g < 2; ++g)
+      std::memcpy(rows + (2 * b + g) * block_bytes, tmp + g * group_bytes + b * block_bytes, block_bytes);
+}
+
+GroupBlocks group_blocks(TensorType type, int64_t n, int64_t n_out, int64_t o) {
+  const uint64_t block_bytes = interleaved_block_bytes(type);
+  const uint64_t row_bytes = n / interleaved_block_elems(type) * file_block_bytes(type);
+  const int64_t pair = o / kPairRows;
+  if ((pair + 1) * kPairRows <= n_out) {
+    const uint64_t half = o % kPairRows / kInterleaveRows;
+    return {pair * kPairRows * row_bytes + half * block_bytes, 2 * block_bytes};
+  }
+  return {o / kInterleaveRows * kInterleaveRows * row_bytes, block_bytes};
+}
+
+void deinterleave_row(TensorType type, const uint8_t* first_block, uint64_t stride, int64_t n, int lane,
+                      uint8_t* out) {
   const size_t block_bytes = file_block_bytes(type);
   if (type == TensorType::Q4_K || type == TensorType::Q6_K) {
     for (int64_t b = 0; b < n / kSuperBlock; ++b) {
-      const uint8_t* in = group + b * interleaved_block_bytes(type);
+      const uint8_t* in = first_block + b * stride;
       if (type == TensorType::Q4_K)
         deinterleave_q4_k_block(in, lane, out + b * block_bytes);
       else
@@ -247,7 +268,7 @@ void deinterleave_row(TensorType type, const uint8_t* group, int64_t n, int lane
     return;
   }
   for (int64_t b = 0; b < n / kLegacyBlock; ++b) {
-    const uint8_t* in = group + b * interleaved_block_bytes(type);
+    const uint8_t* in = first_block + b * stride;
     RowBlock r;
     std::memcpy(&r.d, in + 2 * lane, 2);
     for (int k = 0; k < kChunks; ++k)

@@ -24,6 +24,12 @@
 // sub-block j of 32, at 144 + 192 j, the low 4 bits of its levels u (0..63) as Q4_0's 4
 // vectors and their top 2 bits in 2 more: bits 2h..2h+1 of byte p of vector v belong to
 // byte p of chunk 4v + h.
+//
+// A matrix's groups then go in pairs, block by block: rows 16p..16p+15 (groups 2p and 2p + 1)
+// hold group 2p's block 0, group 2p + 1's block 0, group 2p's block 1, ..., so that a kernel
+// taking the two groups at once (16 rows a step) reads them as one sequential stream, which
+// the hardware prefetchers follow at the full rate where two streams a group apart they do
+// not. The last group of an odd number stands alone.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +40,7 @@
 namespace nanoserve::tensor {
 
 inline constexpr int kInterleaveRows = 8;
+inline constexpr int kPairRows = 2 * kInterleaveRows;
 
 // Whether rows of `type` have an interleaved layout (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K).
 bool has_interleaved_layout(gguf::TensorType type);
@@ -47,7 +54,21 @@ int64_t interleaved_block_elems(gguf::TensorType type);
 // interleaved group. tmp: room for the 8 rows.
 void interleave_rows(gguf::TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp);
 
-// Row `lane` (0..7) of an interleaved group, written back in file layout.
-void deinterleave_row(gguf::TensorType type, const uint8_t* group, int64_t n, int lane, uint8_t* out);
+// Rewrites two consecutive interleaved groups (16 rows of n elements at `rows`) as a pair.
+// tmp: room for the 16 rows.
+void pair_groups(gguf::TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp);
+
+// Where the group holding row o of an interleaved matrix (n_out rows of n elements, in
+// pairs) keeps its blocks: block b at `offset + b * stride` bytes from the matrix's start.
+struct GroupBlocks {
+  uint64_t offset;
+  uint64_t stride;
+};
+GroupBlocks group_blocks(gguf::TensorType type, int64_t n, int64_t n_out, int64_t o);
+
+// Row `lane` (0..7) of an interleaved group whose block b lies at first_block + b * stride,
+// written back in file layout.
+void deinterleave_row(gguf::TensorType type, const uint8_t* first_block, uint64_t stride, int64_t n, int lane,
+                      uint8_t* out);
 
 }  // namespace nanoserve::tensor

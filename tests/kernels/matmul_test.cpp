@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/matmul.h"
@@ -261,9 +262,10 @@ TEST(Matmul, RejectsMismatchedShapesAndTypes) {
 namespace nanoserve::kernels {
 namespace {
 
-// A matrix of blocks of 32 interleaved by 8 rows gives, on every target and for any split
-// of its rows (whole groups, alone or in the pairs that AVX-512 VNNI takes at once, groups
-// cut by the range, a plain row tail), exactly the reference result of the matrix as stored in the file, also with extreme levels.
+// A matrix interleaved by 8 rows, its groups in pairs (40 rows: two pairs and a last group
+// alone), gives on every target and for any split of its rows (whole pairs, a pair's second
+// group alone, groups cut by the range) exactly the reference result of the matrix as stored
+// in the file, also with extreme levels; and every row unpacks to the file's bytes.
 class InterleavedMatmul : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
@@ -319,16 +321,19 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
         matmul(packed.m, acts, got.data(), n_out, p, scratch);
         ASSERT_EQ(got, ref) << hwy::TargetName(target) << " rows " << n_rows << " threads " << threads;
       }
-      // A range that cuts groups: rows 3..37 (a cut group, three whole ones, a cut one).
-      MatmulScratch scratch(1, n_in);
-      std::fill(got.begin(), got.end(), -1.0f);
-      acts.prepare(ActType::Q8_0);
-      matmul_range_simd({&packed.m, &acts, got.data(), n_out}, 3, 37, scratch.row(0), scratch.groups(0),
-                        scratch.fused(0));
-      for (int64_t r = 0; r < n_rows; ++r)
-        for (int64_t o = 0; o < n_out; ++o)
-          ASSERT_EQ(got[r * n_out + o], o >= 3 && o < 37 ? ref[r * n_out + o] : -1.0f)
-              << hwy::TargetName(target) << " row " << r << " out " << o;
+      // Ranges that cut groups and pairs: rows 3..37 (a cut group, the second group of a pair,
+      // a whole pair, a cut last group), rows 8..40 (from a pair's second group to the end).
+      for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{3, 37}, {8, 40}}) {
+        MatmulScratch scratch(1, n_in);
+        std::fill(got.begin(), got.end(), -1.0f);
+        acts.prepare(ActType::Q8_0);
+        matmul_range_simd({&packed.m, &acts, got.data(), n_out}, begin, end, scratch.row(0), scratch.groups(0),
+                          scratch.fused(0));
+        for (int64_t r = 0; r < n_rows; ++r)
+          for (int64_t o = 0; o < n_out; ++o)
+            ASSERT_EQ(got[r * n_out + o], o >= begin && o < end ? ref[r * n_out + o] : -1.0f)
+                << hwy::TargetName(target) << " row " << r << " out " << o << " range " << begin;
+      }
     }
     hwy::SetSupportedTargetsForTest(0);
   }
