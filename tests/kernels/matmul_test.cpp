@@ -322,8 +322,9 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
         ASSERT_EQ(got, ref) << hwy::TargetName(target) << " rows " << n_rows << " threads " << threads;
       }
       // Ranges that cut groups and pairs: rows 3..37 (a cut group, the second group of a pair,
-      // a whole pair, a cut last group), rows 8..40 (from a pair's second group to the end).
-      for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{3, 37}, {8, 40}}) {
+      // a whole pair, a cut last group), rows 8..40 (from a pair's second group to the end),
+      // rows 0..24 (a whole pair, then the first group of the next alone).
+      for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{3, 37}, {8, 40}, {0, 24}}) {
         MatmulScratch scratch(1, n_in);
         std::fill(got.begin(), got.end(), -1.0f);
         acts.prepare(ActType::Q8_0);
