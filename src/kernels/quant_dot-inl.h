@@ -823,7 +823,7 @@ HWY_INLINE void InterleavedKernel(const uint8_t* group, uint64_t stride, const u
 
 // One interleaved group, its block b at group + b * stride.
 template <class Block>
-void InterleavedDotOf(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
+void GroupDotOf(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
                       const int32_t* minus_128_sums, int nr, float* out) {
   switch (nr) {
     case 1: return qd::InterleavedKernel<Block, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
@@ -925,7 +925,7 @@ template <class Block>
 void InterleavedDotOf(bool pair, const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n,
                       const Q8Row* a, const int32_t* minus_128_sums, int nr, float* out) {
   if (pair) return PairDotOf<Block>(group, end, n, a, minus_128_sums, nr, out);
-  InterleavedDotOf<Block>(group, stride, end, n, a, minus_128_sums, nr, out);
+  GroupDotOf<Block>(group, stride, end, n, a, minus_128_sums, nr, out);
 }
 
 inline void InterleavedDot(TensorType type, bool pair, const uint8_t* group, uint64_t stride, const uint8_t* end,
