@@ -1,10 +1,11 @@
 # The two set-up commands of the README: `make serve` and `make test`. Everything else
 # here is a helper they call, or a developer tool (fuzz, bench).
-.PHONY: serve test deps build build-asan test-release test-asan test-node fuzz-gguf bench-tokenizer bench bench-quick \
+.PHONY: serve test deps build build-asan test-release test-asan test-arm64 test-node fuzz-gguf bench-tokenizer bench bench-quick \
         charts clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_ARM64 ?= build-arm64
 BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
@@ -17,7 +18,7 @@ BENCH_ARGS ?=
 serve: build
 	./$(BUILD)/nanoserve serve $(ARGS)
 
-test: deps test-release test-asan test-node
+test: deps test-release test-asan test-arm64 test-node
 
 deps:
 	@./scripts/install-deps.sh
@@ -36,6 +37,10 @@ test-release: build
 test-asan: build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
+
+# On x86-64: cross-built for Arm64 (NEON), the CPU-dependent rooms' tests under qemu-user.
+test-arm64: deps
+	./scripts/test-arm64.sh $(BUILD_ARM64) $(JOBS)
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund

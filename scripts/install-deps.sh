@@ -8,6 +8,17 @@ packages=(
   libhwy-dev libpcre2-dev libcpp-httplib-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox time
 )
+# On x86-64, the Arm64 (NEON) check (scripts/test-arm64.sh): a cross compiler, the arm64 builds of
+# the libraries (Debian multiarch; the header-only ones above serve both), qemu-user to run tests.
+foreign_arch=""
+if [ "$(dpkg --print-architecture)" = amd64 ]; then
+  foreign_arch=arm64
+  packages+=(
+    g++-aarch64-linux-gnu qemu-user
+    libhwy-dev:arm64 libpcre2-dev:arm64 libcpp-httplib-dev:arm64 libfmt-dev:arm64 libgtest-dev:arm64
+    libgmock-dev:arm64
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,5 +37,8 @@ echo "install-deps: installing ${missing[*]}"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$foreign_arch" ] && ! dpkg --print-foreign-architectures | grep -qx "$foreign_arch"; then
+  $sudo dpkg --add-architecture "$foreign_arch"
+fi
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
