@@ -1,7 +1,7 @@
 # The two set-up commands of the README: `make serve` and `make test`. Everything else
 # here is a helper they call, or a developer tool (fuzz, bench).
-.PHONY: serve test deps build build-asan test-release test-asan test-arm64 test-node fuzz-gguf bench-tokenizer bench bench-quick \
-        charts clean
+.PHONY: serve test deps build build-asan test-release test-asan test-arm64 test-node fuzz-gguf bench-tokenizer bench \
+        bench-quick charts clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan

@@ -824,7 +824,7 @@ HWY_INLINE void InterleavedKernel(const uint8_t* group, uint64_t stride, const u
 // One interleaved group, its block b at group + b * stride.
 template <class Block>
 void GroupDotOf(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
-                      const int32_t* minus_128_sums, int nr, float* out) {
+                const int32_t* minus_128_sums, int nr, float* out) {
   switch (nr) {
     case 1: return qd::InterleavedKernel<Block, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
     case 2: return qd::InterleavedKernel<Block, 2, 1>(group, stride, end, n, a, minus_128_sums, out);
