@@ -1,7 +1,10 @@
-# The two set-up commands of the README: `make serve` and `make test`. Everything else
-# here is a helper they call, or a developer tool (fuzz, bench).
-.PHONY: serve test deps build build-asan test-release test-asan test-arm64 test-node fuzz-gguf bench-tokenizer bench \
-        bench-quick charts clean
+# The README's commands: `make serve` (build the server, start it), `make test` (every test of the
+# Release build, in minutes) and `make check` (make test, then the ASan+UBSan run, the stress tests
+# and the Arm64 run: what CI runs). Everything else here is a helper they call, or a developer
+# tool (fuzz, bench).
+SHELL := /bin/bash
+.PHONY: serve test check deps build build-serve build-tests build-asan test-release test-asan test-stress test-arm64 \
+        test-node fuzz-gguf bench-tokenizer bench bench-quick charts clean
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
@@ -14,29 +17,52 @@ NPM_STAMP  := node_modules/.package-lock.json
 SUITE_DIR  ?= results/suite
 TOKENIZERS ?= ../shared/tokenizers
 BENCH_ARGS ?=
+CONFIGURE  = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-serve: build
+serve: build-serve
 	./$(BUILD)/nanoserve serve $(ARGS)
 
-test: deps test-release test-asan test-arm64 test-node
+test: deps test-release test-node
+	@./scripts/test-summary.sh $(BUILD)
+
+# Tests that need ../shared fail when it is missing, instead of being skipped.
+check: export NANOSERVE_REQUIRE_SHARED = 1
+check: test test-stress test-asan test-arm64
 
 deps:
 	@./scripts/install-deps.sh
 
+# The server binary alone (make serve).
+build-serve: deps
+	$(CONFIGURE)
+	cmake --build $(BUILD) -j $(JOBS) --target nanoserve
+
+# The server and every test binary (make test), without the benchmark programs.
+build-tests: deps
+	$(CONFIGURE)
+	cmake --build $(BUILD) -j $(JOBS) --target nanoserve_tests
+
+# Everything: the server, the tests, the benchmark programs.
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	$(CONFIGURE)
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNANOSERVE_SANITIZE=ON -DNANOSERVE_BENCH=OFF
-	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cmake --build $(BUILD_ASAN) -j $(JOBS) --target nanoserve_tests
 
-test-release: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+test-release: build-tests
+	./scripts/run-ctest.sh $(BUILD) -LE '^stress$$' -j $(JOBS)
 
+# Many concurrent streams against a real server (the stress label), in the Release build.
+test-stress: build-tests
+	./scripts/run-ctest.sh $(BUILD) -L '^stress$$' -j $(JOBS)
+
+# Every test under the sanitizers, but the golden-logit comparisons at every position (the
+# `exhaustive` label): the same arithmetic as the Release run, ten times slower here.
 test-asan: build-asan
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
+	$(SANITIZER_ENV) ./scripts/run-ctest.sh $(BUILD_ASAN) -LE '^exhaustive$$' -j $(JOBS)
 
 # On x86-64: cross-built for Arm64 (NEON), the CPU-dependent rooms' tests under qemu-user.
 test-arm64: deps
@@ -47,8 +73,9 @@ $(NPM_STAMP): package.json package-lock.json
 	@touch $@
 
 # Node tests (real client conformance) run when there are any.
-test-node: build
-	@if [ -d tests/node ]; then $(MAKE) --no-print-directory $(NPM_STAMP) && node --test tests/node/; \
+test-node: build-tests
+	@if [ -d tests/node ]; then $(MAKE) --no-print-directory $(NPM_STAMP) && \
+	  node --test tests/node/ 2>&1 | tee $(BUILD)/node-test.log; exit $${PIPESTATUS[0]}; \
 	else echo "test-node: no node tests yet"; fi
 
 # libFuzzer on the GGUF reader (clang); corpus seeded with the golden models' headers.
@@ -76,4 +103,4 @@ charts: build
 	./$(BUILD)/nanoserve bench charts --in $(SUITE_DIR) --docs docs --readme README.md
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_ARM64)

@@ -162,7 +162,7 @@ TEST(ServeLifecycle, BatchFlagsAreHonouredOrRefused) {
 // Without --model, serve writes a small random-weight model to the cache first: /health
 // says "loading" (503) meanwhile, and the API answers 503 too.
 TEST(ServeLifecycle, DemoModelHealthLoadingThenReady) {
-  const std::string cache = "/tmp/nanoserve-demo-cache-" + std::to_string(::getpid());
+  const std::string cache = test::temp_file("demo-cache");
   std::filesystem::remove_all(cache);
   setenv("XDG_CACHE_HOME", cache.c_str(), 1);
   ServerProcess server("-t 2", /*wait_until_healthy=*/false);

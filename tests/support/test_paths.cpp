@@ -2,20 +2,43 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <mutex>
-#include <vector>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 namespace nanoserve::test {
+namespace {
+
+bool env_is(const char* name, std::string_view value) {
+  const char* v = std::getenv(name);
+  return v && value == v;
+}
+
+}  // namespace
+
+std::string shared_dir() {
+  const char* dir = std::getenv("NANOSERVE_SHARED_DIR");
+  return dir && *dir ? dir : NANOSERVE_SHARED_DIR;
+}
 
 std::string shared_path(const std::string& relative) {
-  std::filesystem::path p = std::filesystem::path(NANOSERVE_SHARED_DIR) / relative;
-  if (!std::filesystem::exists(p))
-    throw std::runtime_error("missing shared test file (../shared must be present): " + p.string());
-  return p.string();
+  const std::filesystem::path p = std::filesystem::path(shared_dir()) / relative;
+  if (std::filesystem::exists(p)) return p.string();
+  const std::string what =
+      "missing test data " + p.string() +
+      ": this test reads the team's shared folder (golden logits, tokenizers, models), which lives beside the "
+      "repository as ../shared, or where NANOSERVE_SHARED_DIR points";
+  // ctest reports a test whose output has the marker as skipped (tests/CMakeLists.txt); CI
+  // and `make check` need every test to run, so there the test fails.
+  const bool required = env_is("CI", "true") || env_is("NANOSERVE_REQUIRE_SHARED", "1");
+  if (!required) std::fprintf(stderr, "%s %s\n", kMissingSharedMarker, what.c_str());
+  throw std::runtime_error(what);
 }
 
 std::string nanoserve_binary() { return NANOSERVE_BINARY; }
@@ -35,7 +58,7 @@ std::string temp_file(const std::string& name) {
     std::vector<std::string> paths;
     ~Registry() {
       std::error_code ignored;
-      for (const std::string& p : paths) std::filesystem::remove(p, ignored);
+      for (const std::string& p : paths) std::filesystem::remove_all(p, ignored);
     }
   };
   static Registry registry;

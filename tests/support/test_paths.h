@@ -5,14 +5,22 @@
 
 namespace nanoserve::test {
 
-// Absolute path of a file under ../shared; the test fails (ASSERT-style exception) when absent.
+// What a test prints when its data in ../shared is missing: ctest then reports it skipped
+// (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt, which repeats this text).
+inline constexpr const char* kMissingSharedMarker = "NANOSERVE_TEST_SKIPPED:";
+
+// The shared test data folder: $NANOSERVE_SHARED_DIR, else ../shared beside the repository.
+std::string shared_dir();
+// Absolute path of a file under the shared folder. When it is absent the test stops with an
+// exception naming the file and where the folder belongs: reported skipped by ctest, or failed
+// under CI=true or NANOSERVE_REQUIRE_SHARED=1 (make check).
 std::string shared_path(const std::string& relative);
 // The nanoserve binary of this build.
 std::string nanoserve_binary();
 // Whole file as bytes; throws when unreadable.
 std::string read_file(const std::string& path);
-// A path for a scratch file in the temp directory, unique to this process (ctest -j runs
-// several), named after `name`; the file is removed when the test program exits.
+// A path for a scratch file (or folder) in the temp directory, unique to this process (ctest
+// -j runs several), named after `name`; it is removed when the test program exits.
 std::string temp_file(const std::string& name);
 
 }  // namespace nanoserve::test
