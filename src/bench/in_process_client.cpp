@@ -5,15 +5,6 @@
 namespace nanoserve::bench {
 namespace {
 
-std::string finish_name(engine::FinishReason reason) {
-  switch (reason) {
-    case engine::FinishReason::Stop: return "stop";
-    case engine::FinishReason::Length: return "length";
-    case engine::FinishReason::Cancelled: return "cancelled";
-  }
-  return "stop";
-}
-
 EngineClock engine_clock(const engine::RequestStats& s) {
   return {.queue_ms = s.queue_ms, .ttft_ms = s.ttft_ms, .prefill_tok_s = s.prefill_tok_s,
           .decode_tok_s = s.decode_tok_s, .peak_memory_bytes = s.peak_memory_bytes};
@@ -61,7 +52,7 @@ StreamRecord run_in_process(engine::Engine& engine, const BenchRequest& request,
     if (event->kind == engine::Event::Kind::Error) {
       record.error = "the engine failed: " + event->error;
     } else {
-      record.finish_reason = finish_name(event->finish);
+      record.finish_reason = engine::finish_reason_name(event->finish);
       record.prompt_tokens = event->stats.prompt_tokens;
       record.completion_tokens = event->stats.completion_tokens;
       record.engine = engine_clock(event->stats);

@@ -147,7 +147,8 @@ void run_bench(const BenchArgs& a) {
   const Summary p = summarize(prefill), d = summarize(decode);
   // Per decode step: every weight matrix once, plus each sequence's KV cache read at the mean
   // position.
-  const double kv_bytes = 2.0 * c.n_layer * c.kv_dim() * sizeof(uint16_t) * (a.prompt + a.generate / 2.0) * a.batch;
+  const double kv_bytes =
+      static_cast<double>(model::kv_bytes_per_position(c)) * (a.prompt + a.generate / 2.0) * a.batch;
   const double step_bytes = static_cast<double>(m.weight_bytes_per_token()) + kv_bytes;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);  // before the bandwidth test's buffer inflates it

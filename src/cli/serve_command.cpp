@@ -31,14 +31,6 @@ struct ServeArgs {
   engine::EngineOptions engine;
 };
 
-// Bounds on what the flags may ask for.
-constexpr int kMaxParallel = 256;
-constexpr int64_t kMaxStepTokens = 16384;
-
-int64_t physical_memory_bytes() {
-  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
-}
-
 // $XDG_CACHE_HOME/nanoserve, else ~/.cache/nanoserve.
 fs::path cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "nanoserve";
@@ -72,31 +64,8 @@ std::string demo_model() {
   return path.string();
 }
 
-// One code path per option: settings an engine cannot honour are refused, not ignored (the
-// engine factory checks the same; here the messages name the flags).
-void check_engine_options(const engine::EngineOptions& e) {
-  const int parallel = engine::parallel_of(e);
-  if (e.parallel < 0 || parallel > kMaxParallel)
-    throw std::invalid_argument(fmt::format("--parallel must be between 1 and {}", kMaxParallel));
-  if (e.kind == "sequential" && parallel != 1)
-    throw std::invalid_argument("the sequential engine generates one request at a time: --parallel must be 1");
-  if (e.kind != "mock" && e.mock_token_delay_us != 0)
-    throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
-  if (e.kind != "batch" && (e.kv_memory_bytes != 0 || e.step_tokens != 0))
-    throw std::invalid_argument("--kv-memory and --step-tokens apply to --engine batch only");
-  if (e.kv_memory_bytes < 0 || e.kv_memory_bytes > physical_memory_bytes())
-    throw std::invalid_argument(fmt::format("--kv-memory must be at most this machine's memory ({} bytes)",
-                                            physical_memory_bytes()));
-  if (e.step_tokens < 0 || e.step_tokens > kMaxStepTokens)
-    throw std::invalid_argument(fmt::format("--step-tokens must be between 1 and {}", kMaxStepTokens));
-  if (e.kind == "batch" && e.step_tokens != 0 && e.step_tokens < parallel)
-    throw std::invalid_argument(fmt::format("--step-tokens ({}) must be at least --parallel ({}): every running "
-                                            "sequence gets a decode row in each step", e.step_tokens, parallel));
-  if (e.queue_limit < 0) throw std::invalid_argument("--max-queue must not be negative");
-}
-
 void serve(ServeArgs a) {
-  check_engine_options(a.engine);
+  engine::check_engine_options(a.engine);  // before binding: bad flags never open a port
   // Generating and queued requests each hold a connection thread; a few more keep /health
   // and /metrics answering, and let a full queue be told 429.
   a.server.http_threads = static_cast<size_t>(engine::parallel_of(a.engine) + a.engine.queue_limit) + 4;

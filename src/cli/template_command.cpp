@@ -8,11 +8,12 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <string>
 
 #include "cli/commands.h"
+#include "engine/model_metadata.h"
+#include "engine/prompt.h"
 #include "gguf/file.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -35,19 +36,11 @@ std::string read_template_file(const std::string& path) {
   return text.str();
 }
 
-// tokenizer.chat_template with the text of the BOS and EOS tokens, or ChatML when the
-// model has no template.
+// The model's chat template by the rule the server follows (engine::model_chat_template).
 tokenizer::ChatTemplate load_from_gguf(const std::string& path) {
   const gguf::File file = gguf::File::open(path);
-  const gguf::Metadata& metadata = file.metadata();
-  const gguf::Value* source = metadata.find("tokenizer.chat_template");
-  if (!source) {
-    std::cerr << "nanoserve: " << path << " has no tokenizer.chat_template; using ChatML\n";
-    return tokenizer::ChatTemplate::chatml();
-  }
-  const tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_gguf(metadata);
-  auto token_text = [&](std::optional<int32_t> id) { return id ? std::string(tok.token_piece(*id)) : std::string(); };
-  return tokenizer::ChatTemplate(source->as_string(), token_text(tok.bos_id()), token_text(tok.eos_id()));
+  return engine::model_chat_template(engine::chat_template(file.metadata()),
+                                     tokenizer::Tokenizer::from_gguf(file.metadata()));
 }
 
 tokenizer::ChatTemplateInputs parse_inputs(const std::string& line) {

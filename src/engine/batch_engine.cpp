@@ -5,25 +5,19 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/defaults.h"
 #include "engine/model_metadata.h"
 
 namespace nanoserve::engine {
 namespace {
 
-constexpr int64_t kDefaultContext = 4096;
-
-int64_t context_for(const BatchOptions& options, const model::ModelConfig& config) {
-  return options.context_size > 0 ? options.context_size : std::min<int64_t>(config.n_ctx_train, kDefaultContext);
-}
-
 // The pool's capacity in positions: what --kv-memory buys (whole blocks), else a full
 // context for every slot.
 int64_t pool_positions(const BatchOptions& options, const model::ModelConfig& config) {
   if (options.parallel < 1) throw std::invalid_argument("the batch engine needs at least one parallel sequence");
-  if (options.kv_memory_bytes <= 0) return context_for(options, config) * options.parallel;
+  if (options.kv_memory_bytes <= 0) return context_size_for(options.context_size, config.n_ctx_train) * options.parallel;
   const int64_t block = model::KvCache::kDefaultBlockSize;
-  const int64_t block_bytes = 2 * static_cast<int64_t>(config.n_layer) * config.kv_dim() *
-                              static_cast<int64_t>(sizeof(uint16_t)) * block;  // keys and values, F16
+  const int64_t block_bytes = model::kv_bytes_per_position(config) * block;
   const int64_t blocks = options.kv_memory_bytes / block_bytes;
   if (blocks < 1)
     throw std::invalid_argument("the KV memory (" + std::to_string(options.kv_memory_bytes) +
@@ -45,7 +39,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
       cache_(model_.config(), pool_positions(options, model_.config()), options.parallel),
-      context_size_(std::min(context_for(options, model_.config()), cache_.n_ctx())),
+      context_size_(std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx())),
       scheduler_({.max_running = options.parallel, .step_tokens = options.step_tokens,
                   .block_size = cache_.block_size()}),
       queue_(options.queue_limit, options.parallel),
@@ -62,11 +56,7 @@ BatchEngine::~BatchEngine() {
 }
 
 std::shared_ptr<Stream> BatchEngine::submit(GenerationRequest request) {
-  validate_request(request, model_.config().n_vocab, context_size_);
-  auto generation = std::make_unique<Generation>(std::move(request), tokenizer_);
-  std::shared_ptr<Stream> stream = generation->stream();
-  queue_.push(std::move(generation));
-  return stream;
+  return queue_.submit(std::move(request), tokenizer_, model_.config().n_vocab, context_size_);
 }
 
 EngineMetrics BatchEngine::metrics() const {
@@ -197,11 +187,7 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
   for (size_t r = 0; r < logits_.batch_rows.size(); ++r) {
     Sequence& seq = *row_owner_[logits_.batch_rows[r]];
     try {
-      const std::optional<int32_t> token = seq.generation->step(logits_.row(r));
-      if (!token) continue;
-      seq.tokens.push_back(*token);
-      // No position is left in the context to feed it back.
-      if (static_cast<int64_t>(seq.tokens.size()) > context_size_) seq.generation->finish(FinishReason::Length);
+      if (const std::optional<int32_t> token = seq.generation->step(logits_.row(r))) seq.tokens.push_back(*token);
     } catch (const std::exception& e) {
       seq.generation->fail(e.what());
     }

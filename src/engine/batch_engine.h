@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/defaults.h"
 #include "engine/engine.h"
 #include "engine/request_queue.h"
 #include "engine/scheduler.h"
@@ -34,10 +35,10 @@ namespace nanoserve::engine {
 struct BatchOptions {
   std::string model_path = "";
   int threads = 0;               // 0 = the machine's physical cores
-  int64_t context_size = 0;      // per request; 0 = the trained context, at most 4096
+  int64_t context_size = 0;      // per request; 0 = the default (engine/defaults.h)
   int parallel = 8;              // sequences generating at once
   int64_t kv_memory_bytes = 0;   // the KV pool; 0 = context_size × parallel positions
-  int64_t step_tokens = 512;     // rows per forward step (decode rows first); at least parallel
+  int64_t step_tokens = kDefaultStepTokens;  // rows per forward step (decode rows first); at least parallel
   int64_t queue_limit = 64;      // requests waiting beyond the running ones; more: QueueFull
 };
 

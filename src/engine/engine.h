@@ -38,6 +38,8 @@ struct GenerationRequest {
 };
 
 enum class FinishReason { Stop, Length, Cancelled };
+// "stop", "length" or "cancelled": the OpenAI API's finish_reason, also in logs and rows.
+const char* finish_reason_name(FinishReason reason);
 
 // The engine's own clock for one request (the server reports it as the `nanoserve` object).
 struct RequestStats {

@@ -1,8 +1,12 @@
 #include "engine/engine_factory.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
+#include <string>
 
 #include "engine/batch_engine.h"
+#include "engine/defaults.h"
 #include "engine/mock_engine.h"
 #include "engine/model_metadata.h"
 #include "engine/sequential_engine.h"
@@ -12,9 +16,6 @@
 namespace nanoserve::engine {
 namespace {
 
-constexpr int64_t kMockDefaultContext = 4096;
-constexpr int64_t kDefaultStepTokens = 512;
-
 std::unique_ptr<Engine> make_mock(const EngineOptions& options) {
   const gguf::File file = gguf::File::open(options.model_path);
   const gguf::Metadata& metadata = file.metadata();
@@ -22,24 +23,41 @@ std::unique_ptr<Engine> make_mock(const EngineOptions& options) {
       tokenizer::Tokenizer::from_gguf(metadata),
       MockOptions{.model_name = model_name(metadata, options.model_path),
                   .chat_template = chat_template(metadata),
-                  .context_size = options.context_size > 0 ? options.context_size : kMockDefaultContext,
+                  .context_size = context_size_for(options.context_size, kDefaultContext),
                   .token_delay_us = options.mock_token_delay_us,
                   .max_concurrency = parallel_of(options),
                   .queue_limit = options.queue_limit});
 }
 
-// One code path per option: a setting the kind would ignore is refused.
-void check_options(const EngineOptions& o) {
-  if (o.parallel < 0) throw std::invalid_argument("parallel must not be negative");
-  if (o.kind != "batch" && (o.kv_memory_bytes != 0 || o.step_tokens != 0))
-    throw std::invalid_argument("the KV memory and step tokens apply to the batch engine only");
-  if (o.kind != "mock" && o.mock_token_delay_us != 0)
-    throw std::invalid_argument("the mock token delay applies to the mock engine only");
-  if (o.kind == "sequential" && parallel_of(o) != 1)
-    throw std::invalid_argument("the sequential engine generates one request at a time: parallel must be 1");
+int64_t physical_memory_bytes() {
+  return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
 }
 
 }  // namespace
+
+void check_engine_options(const EngineOptions& o) {
+  if (o.kind != "batch" && o.kind != "sequential" && o.kind != "mock")
+    throw std::invalid_argument("unknown engine kind \"" + o.kind + "\" (expected batch, sequential or mock)");
+  const int parallel = parallel_of(o);
+  if (o.parallel < 0 || parallel > kMaxParallel)
+    throw std::invalid_argument("--parallel must be between 1 and " + std::to_string(kMaxParallel));
+  if (o.kind == "sequential" && parallel != 1)
+    throw std::invalid_argument("the sequential engine generates one request at a time: --parallel must be 1");
+  if (o.kind != "mock" && o.mock_token_delay_us != 0)
+    throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
+  if (o.kind != "batch" && (o.kv_memory_bytes != 0 || o.step_tokens != 0))
+    throw std::invalid_argument("--kv-memory and --step-tokens apply to --engine batch only");
+  if (o.context_size < 0) throw std::invalid_argument("--ctx must not be negative");
+  if (o.kv_memory_bytes < 0 || o.kv_memory_bytes > physical_memory_bytes())
+    throw std::invalid_argument("--kv-memory must be at most this machine's memory (" +
+                                std::to_string(physical_memory_bytes()) + " bytes)");
+  if (o.step_tokens < 0 || o.step_tokens > kMaxStepTokens)
+    throw std::invalid_argument("--step-tokens must be between 1 and " + std::to_string(kMaxStepTokens));
+  if (o.kind == "batch" && o.step_tokens != 0 && o.step_tokens < parallel)
+    throw std::invalid_argument("--step-tokens (" + std::to_string(o.step_tokens) + ") must be at least --parallel (" +
+                                std::to_string(parallel) + "): every running sequence gets a decode row in each step");
+  if (o.queue_limit < 0) throw std::invalid_argument("--max-queue must not be negative");
+}
 
 int default_parallel(const std::string& kind) {
   if (kind == "batch") return 8;
@@ -52,9 +70,7 @@ int parallel_of(const EngineOptions& options) {
 }
 
 std::unique_ptr<Engine> make_engine(const EngineOptions& options) {
-  if (options.kind != "batch" && options.kind != "sequential" && options.kind != "mock")
-    throw std::invalid_argument("unknown engine kind \"" + options.kind + "\" (expected batch, sequential or mock)");
-  check_options(options);
+  check_engine_options(options);
   if (options.kind == "mock") return make_mock(options);
   if (options.kind == "sequential")
     return std::make_unique<SequentialEngine>(SequentialOptions{.model_path = options.model_path,

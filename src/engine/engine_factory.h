@@ -15,12 +15,12 @@ struct EngineOptions {
   std::string kind = "batch";    // "batch" | "sequential" | "mock"
   std::string model_path = "";   // GGUF file
   int threads = 0;               // 0 = the machine's physical cores (batch, sequential)
-  int64_t context_size = 0;      // per request; 0 = the trained context, at most 4096 (mock: 4096)
+  int64_t context_size = 0;      // per request; 0 = the default (engine/defaults.h; mock: kDefaultContext)
   int64_t queue_limit = 64;      // requests waiting for a free slot; more: QueueFull
   int parallel = 0;              // requests generated at once; 0 = the kind's default (see default_parallel)
   // batch only
   int64_t kv_memory_bytes = 0;   // the KV pool; 0 = context_size × parallel positions
-  int64_t step_tokens = 0;       // rows per forward step; 0 = 512
+  int64_t step_tokens = 0;       // rows per forward step; 0 = kDefaultStepTokens
   // mock only
   int64_t mock_token_delay_us = 0;
 };
@@ -30,8 +30,17 @@ int default_parallel(const std::string& kind);
 // options.parallel, or the kind's default.
 int parallel_of(const EngineOptions& options);
 
-// Throws std::invalid_argument for an unknown kind or an option the kind cannot honour, and
-// what the engine's constructor throws for a model it cannot load.
+// Bounds on what the options may ask for.
+inline constexpr int kMaxParallel = 256;
+inline constexpr int64_t kMaxStepTokens = 16384;
+
+// The one check of engine options, for every command that makes an engine: throws
+// std::invalid_argument, naming the command-line flag, for an unknown kind, a value out of
+// bounds, or an option the kind would ignore (one code path per option: refused, not ignored).
+void check_engine_options(const EngineOptions& options);
+
+// Checks the options (check_engine_options), then makes the engine; throws what the engine's
+// constructor throws for a model it cannot load.
 std::unique_ptr<Engine> make_engine(const EngineOptions& options);
 
 }  // namespace nanoserve::engine

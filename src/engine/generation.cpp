@@ -53,8 +53,9 @@ void add_logit_bias(const std::map<int32_t, float>& bias, std::span<float> logit
     if (token >= 0 && static_cast<size_t>(token) < logits.size()) logits[token] += value;
 }
 
-Generation::Generation(GenerationRequest request, const tokenizer::Tokenizer& tokenizer)
-    : request_(std::move(request)), sampler_(request_.sampling), output_(tokenizer, request_) {
+Generation::Generation(GenerationRequest request, const tokenizer::Tokenizer& tokenizer, int64_t context_size)
+    : request_(std::move(request)), sampler_(request_.sampling), output_(tokenizer, request_),
+      context_size_(context_size) {
   for (int32_t token : request_.prompt) sampler_.remember(token);  // the penalties see the prompt
 }
 
@@ -90,9 +91,15 @@ std::optional<int32_t> Generation::step(std::span<const float> logits) {
     stream_->push(text_event(std::move(out.text), {token}));
   else if (!out.text.empty())
     stream_->push(text_event(std::move(out.text), {}));
-  if (!out.finish) return token;
-  end_with(done_event(*out.finish, stats()));
-  return std::nullopt;
+  if (out.finish) {
+    end_with(done_event(*out.finish, stats()));
+    return std::nullopt;
+  }
+  if (static_cast<int64_t>(request_.prompt.size()) + output_.completion_tokens() > context_size_) {
+    finish(FinishReason::Length);
+    return std::nullopt;
+  }
+  return token;
 }
 
 void Generation::finish(FinishReason reason) {

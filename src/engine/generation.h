@@ -1,7 +1,8 @@
 // One request inside an engine: its stream, sampler and text output, and the clock its
 // RequestStats come from. Every engine drives its requests through this class, so
-// logit_bias, sampling, stop strings, max_tokens and the stats mean the same everywhere;
-// an engine only supplies the logits of each step and decides when to stop early.
+// logit_bias, sampling, stop strings, max_tokens, the end of the context and the stats mean
+// the same everywhere; an engine only supplies the logits of each step and decides when to
+// stop early (cancel, shutdown).
 #pragma once
 
 #include <atomic>
@@ -33,8 +34,9 @@ class Generation {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Stamps the submit time. `tokenizer` must outlive this.
-  Generation(GenerationRequest request, const tokenizer::Tokenizer& tokenizer);
+  // Stamps the submit time. `tokenizer` must outlive this. A token that fills the last of
+  // `context_size` positions ends the generation (Length): there is no room to feed it back.
+  Generation(GenerationRequest request, const tokenizer::Tokenizer& tokenizer, int64_t context_size);
 
   const GenerationRequest& request() const { return request_; }
   const std::shared_ptr<Stream>& stream() const { return stream_; }
@@ -69,6 +71,7 @@ class Generation {
   std::shared_ptr<Stream> stream_ = std::make_shared<Stream>();
   Sampler sampler_;
   TextOutput output_;
+  const int64_t context_size_;
   std::vector<float> biased_;  // this step's logits with logit_bias added
   Clock::time_point submitted_ = Clock::now(), admitted_, first_token_, last_token_;
   std::atomic<int64_t>* place_ = nullptr;

@@ -30,11 +30,8 @@ MockEngine::~MockEngine() {
 }
 
 std::shared_ptr<Stream> MockEngine::submit(GenerationRequest request) {
-  validate_request(request, static_cast<int64_t>(tokenizer_.n_tokens()), options_.context_size);
-  auto generation = std::make_unique<Generation>(std::move(request), tokenizer_);
-  std::shared_ptr<Stream> stream = generation->stream();
-  queue_.push(std::move(generation));
-  return stream;
+  return queue_.submit(std::move(request), tokenizer_, static_cast<int64_t>(tokenizer_.n_tokens()),
+                       options_.context_size);
 }
 
 EngineMetrics MockEngine::metrics() const {
@@ -60,7 +57,6 @@ void MockEngine::generate(Generation& generation, std::vector<float>& logits) {
   // the probability at temperature 1, whatever the vocabulary's size.
   const float lead = std::log(static_cast<float>(logits.size())) + 3.0f;
   const auto delay = std::chrono::microseconds(options_.token_delay_us);
-  const auto n_prompt = static_cast<int64_t>(generation.request().prompt.size());
   for (int64_t step = 0;; ++step) {
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
     if (generation.cancelled() || stopping_) return generation.finish(FinishReason::Cancelled);
@@ -69,8 +65,6 @@ void MockEngine::generate(Generation& generation, std::vector<float>& logits) {
     const bool goes_on = generation.step(logits).has_value();
     logits[next] = 0.0f;
     if (!goes_on) return;
-    // As with a model: no position is left in the context to feed this token back.
-    if (n_prompt + step >= options_.context_size) return generation.finish(FinishReason::Length);
   }
 }
 

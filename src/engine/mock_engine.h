@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/defaults.h"
 #include "engine/engine.h"
 #include "engine/request_queue.h"
 #include "tokenizer/tokenizer.h"
@@ -21,7 +22,7 @@ namespace nanoserve::engine {
 struct MockOptions {
   std::string model_name = "mock";
   std::string chat_template = "";  // as a GGUF would give it; may be empty
-  int64_t context_size = 4096;  // prompts must fit it, as with a model
+  int64_t context_size = kDefaultContext;  // prompts must fit it, as with a model
   int64_t token_delay_us = 0;   // time one token takes (a pretend forward pass)
   int max_concurrency = 4;      // requests generating at once, each on its own worker thread
   int64_t queue_limit = 64;     // requests waiting beyond those; more: QueueFull

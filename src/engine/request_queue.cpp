@@ -7,6 +7,15 @@ namespace nanoserve::engine {
 
 RequestQueue::RequestQueue(int64_t limit, int64_t slots) : limit_(limit), slots_(slots) {}
 
+std::shared_ptr<Stream> RequestQueue::submit(GenerationRequest request, const tokenizer::Tokenizer& tokenizer,
+                                             int64_t n_vocab, int64_t context_size) {
+  validate_request(request, n_vocab, context_size);
+  auto generation = std::make_unique<Generation>(std::move(request), tokenizer, context_size);
+  std::shared_ptr<Stream> stream = generation->stream();
+  push(std::move(generation));
+  return stream;
+}
+
 void RequestQueue::push(std::unique_ptr<Generation> generation) {
   {
     std::lock_guard lock(mutex_);

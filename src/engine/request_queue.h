@@ -21,6 +21,10 @@ class RequestQueue {
   // `slots`: how many requests the engine generates at once; `limit`: how many may wait.
   RequestQueue(int64_t limit, int64_t slots);
 
+  // Every engine's submit(): checks the request (validate_request: std::invalid_argument),
+  // makes its Generation and adds it at the back; throws QueueFull when every place is held.
+  std::shared_ptr<Stream> submit(GenerationRequest request, const tokenizer::Tokenizer& tokenizer, int64_t n_vocab,
+                                 int64_t context_size);
   // Adds a request at the back; throws QueueFull when every place is held.
   void push(std::unique_ptr<Generation> generation);
   // Blocks until the oldest request can be taken (it is then admitted); nullptr once closed.

@@ -27,6 +27,8 @@
 #include <span>
 #include <vector>
 
+#include "engine/defaults.h"
+
 namespace nanoserve::engine {
 
 // What the policy knows of one sequence.
@@ -39,7 +41,7 @@ struct SequenceView {
 
 struct SchedulerLimits {
   int max_running = 8;       // sequences holding a slot at once
-  int64_t step_tokens = 512;  // rows per step (decode rows first); at least max_running
+  int64_t step_tokens = kDefaultStepTokens;  // rows per step (decode rows first); at least max_running
   int64_t block_size = 16;   // KV positions per block
 };
 

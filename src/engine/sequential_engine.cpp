@@ -2,27 +2,17 @@
 
 #include <algorithm>
 
+#include "engine/defaults.h"
 #include "engine/model_metadata.h"
 
 namespace nanoserve::engine {
-namespace {
-
-constexpr int64_t kDefaultContext = 4096;
-constexpr int64_t kPrefillChunk = 512;  // prompt rows per forward call, as `nanoserve run`
-
-int64_t context_for(const SequentialOptions& options, const model::ModelConfig& config) {
-  return options.context_size > 0 ? options.context_size
-                                  : std::min<int64_t>(config.n_ctx_train, kDefaultContext);
-}
-
-}  // namespace
 
 SequentialEngine::SequentialEngine(const SequentialOptions& options)
     : model_(options.model_path, {.threads = options.threads}),
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
-      context_size_(context_for(options, model_.config())),
+      context_size_(context_size_for(options.context_size, model_.config().n_ctx_train)),
       cache_(model_.config(), context_size_),
       queue_(options.queue_limit, 1),
       worker_([this] { serve(); }) {}
@@ -34,19 +24,14 @@ SequentialEngine::~SequentialEngine() {
 }
 
 std::shared_ptr<Stream> SequentialEngine::submit(GenerationRequest request) {
-  validate_request(request, model_.config().n_vocab, context_size_);
-  auto generation = std::make_unique<Generation>(std::move(request), tokenizer_);
-  std::shared_ptr<Stream> stream = generation->stream();
-  queue_.push(std::move(generation));
-  return stream;
+  return queue_.submit(std::move(request), tokenizer_, model_.config().n_vocab, context_size_);
 }
 
 EngineMetrics SequentialEngine::metrics() const {
-  const auto total = static_cast<int64_t>(cache_.bytes());
   return {.waiting = queue_.waiting(),
           .running = queue_.running(),
-          .kv_used_bytes = static_cast<int64_t>(cache_.block_bytes()) / cache_.block_size() * kv_positions_,
-          .kv_total_bytes = total,
+          .kv_used_bytes = model::kv_bytes_per_position(model_.config()) * kv_positions_,
+          .kv_total_bytes = static_cast<int64_t>(cache_.bytes()),
           .kv_used_blocks = 0,
           .kv_total_blocks = 0,
           .preemptions = 0,
@@ -68,9 +53,9 @@ void SequentialEngine::generate(Generation& generation) {
   const std::vector<int32_t>& prompt = generation.request().prompt;
   const auto n_prompt = static_cast<int64_t>(prompt.size());
   cache_.clear(0);
-  for (int64_t begin = 0; begin < n_prompt; begin += kPrefillChunk) {
+  for (int64_t begin = 0; begin < n_prompt; begin += kDefaultStepTokens) {
     if (should_stop(generation)) return generation.finish(FinishReason::Cancelled);
-    const int64_t end = std::min(n_prompt, begin + kPrefillChunk);
+    const int64_t end = std::min(n_prompt, begin + kDefaultStepTokens);
     batch_.clear();
     for (int64_t pos = begin; pos < end; ++pos) batch_.add(0, pos, prompt[pos], pos == n_prompt - 1);
     model_.forward(batch_, cache_, logits_);
@@ -79,7 +64,6 @@ void SequentialEngine::generate(Generation& generation) {
   for (int64_t pos = n_prompt;; ++pos) {
     const std::optional<int32_t> token = generation.step(logits_.row(0));
     if (!token) return;
-    if (pos >= context_size_) return generation.finish(FinishReason::Length);  // no room to feed it back
     if (should_stop(generation)) return generation.finish(FinishReason::Cancelled);
     batch_.clear();
     batch_.add(0, pos, *token, true);

@@ -1,7 +1,7 @@
 // The simplest real engine: one model, one KV cache, one generation at a time on its own
 // thread; other requests wait in a bounded FIFO (their wait counts toward queue_ms and
-// TTFT). Each generation is exactly `nanoserve run`'s loop: the prompt in chunks of 512
-// rows, then one token per forward call; it checks for cancel between forward calls.
+// TTFT). Each generation is the prompt in chunks of kDefaultStepTokens rows, then one token
+// per forward call; it checks for cancel between forward calls.
 #pragma once
 
 #include <atomic>
@@ -19,7 +19,7 @@ namespace nanoserve::engine {
 struct SequentialOptions {
   std::string model_path = "";
   int threads = 0;             // 0 = the machine's physical cores
-  int64_t context_size = 0;    // 0 = the trained context, at most 4096
+  int64_t context_size = 0;    // 0 = the default (engine/defaults.h)
   int64_t queue_limit = 64;    // requests waiting beyond the running one; more: QueueFull
 };
 

@@ -2,6 +2,15 @@
 
 namespace nanoserve::engine {
 
+const char* finish_reason_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Cancelled: return "cancelled";
+  }
+  return "stop";
+}
+
 void Stream::push(Event event) {
   {
     std::lock_guard lock(mutex_);

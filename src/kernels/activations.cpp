@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/scratch.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quant.h"
@@ -90,10 +91,6 @@ void Activations::prepare(ActType type, ThreadPool* pool) {
   const int k = static_cast<int>(type);
   if (have_[k]) return;
   const int64_t n = n_cols_;
-  // resize() only grows the buffers after the first batches: no allocation in steady state.
-  auto grow = [](auto& v, size_t size) {
-    if (v.size() < size) v.resize(size);
-  };
   // Rows are independent: split them between the pool's threads (a prefill has hundreds).
   auto for_rows = [&](auto&& quantize_row) {
     auto range = [&](int64_t r0, int64_t r1, int) {

@@ -11,7 +11,8 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
     : n_layer_(static_cast<int>(c.n_layer)),
       n_head_kv_(c.n_head_kv),
       head_dim_(c.head_dim),
-      block_size_(block_size) {
+      block_size_(block_size),
+      position_bytes_(kv_bytes_per_position(c)) {
   if (capacity <= 0 || n_seq <= 0 || block_size <= 0)
     throw std::invalid_argument("KV cache: capacity, sequences and block size must be positive");
   n_blocks_ = (capacity + block_size - 1) / block_size;

@@ -22,6 +22,12 @@
 
 namespace nanoserve::model {
 
+// Bytes that one position's keys and values (F16) take in one layer, and in every layer.
+inline int64_t kv_bytes_per_position_layer(const ModelConfig& c) {
+  return 2 * c.kv_dim() * static_cast<int64_t>(sizeof(uint16_t));
+}
+inline int64_t kv_bytes_per_position(const ModelConfig& c) { return c.n_layer * kv_bytes_per_position_layer(c); }
+
 // Thrown when the pool has too few free blocks for what a forward call needs.
 struct KvCacheFull : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -77,12 +83,10 @@ class KvCache {
   int64_t tile_offset(int layer, int64_t kv_head, int64_t block) const;
 
   int n_layer_;
-  int64_t n_head_kv_, head_dim_, block_size_, n_blocks_;
+  int64_t n_head_kv_, head_dim_, block_size_, n_blocks_, position_bytes_;
   int64_t kv_dim() const { return n_head_kv_ * head_dim_; }  // values a position holds per layer
   // Bytes of the keys (or of the values) of `blocks` blocks.
-  size_t half_bytes(int64_t blocks) const {
-    return static_cast<size_t>(blocks * block_size_) * n_layer_ * kv_dim() * sizeof(uint16_t);
-  }
+  size_t half_bytes(int64_t blocks) const { return static_cast<size_t>(blocks * block_size_ * position_bytes_ / 2); }
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
   // Groups of kBlocksPerGroup blocks, one after another; in a group, per layer and KV head, the

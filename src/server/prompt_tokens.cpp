@@ -5,21 +5,10 @@
 #include <string>
 #include <variant>
 
+#include "engine/prompt.h"
 #include "server/api_error.h"
 
 namespace nanoserve::server {
-namespace {
-
-// encode(text, parse_special=true), after a BOS when the vocabulary adds one and the text
-// does not already start with it.
-std::vector<int32_t> encode_with_bos(const tokenizer::Tokenizer& tokenizer, const std::string& text) {
-  std::vector<int32_t> ids = tokenizer.encode(text, true);
-  const auto bos = tokenizer.bos_id();
-  if (tokenizer.add_bos() && bos && (ids.empty() || ids.front() != *bos)) ids.insert(ids.begin(), *bos);
-  return ids;
-}
-
-}  // namespace
 
 std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_template,
                                         const tokenizer::Tokenizer& tokenizer, const ChatRequest& request) {
@@ -28,18 +17,16 @@ std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_temp
   inputs.tools = request.tools;
   inputs.add_generation_prompt = true;
   inputs.extra = request.template_kwargs;
-  std::string text;
   try {
-    text = chat_template.render(inputs);
+    return engine::chat_prompt_tokens(chat_template, tokenizer, inputs);
   } catch (const tokenizer::ChatTemplateError& e) {
     throw invalid_request(fmt::format("the model's chat template cannot render these messages: {}", e.what()),
                           "messages", "chat_template_error");
   }
-  return encode_with_bos(tokenizer, text);
 }
 
 std::vector<int32_t> completion_prompt_tokens(const tokenizer::Tokenizer& tokenizer, const CompletionRequest& request) {
-  if (const auto* text = std::get_if<std::string>(&request.prompt)) return encode_with_bos(tokenizer, *text);
+  if (const auto* text = std::get_if<std::string>(&request.prompt)) return engine::text_prompt_tokens(tokenizer, *text);
   const auto& ids = std::get<std::vector<int32_t>>(request.prompt);
   const auto n_tokens = static_cast<int64_t>(tokenizer.n_tokens());
   for (int32_t id : ids)

@@ -13,15 +13,6 @@ json object_header(const ResponseHeader& header, const char* object) {
 
 std::string json_text(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string finish_reason_name(engine::FinishReason reason) {
-  switch (reason) {
-    case engine::FinishReason::Stop: return "stop";
-    case engine::FinishReason::Length: return "length";
-    case engine::FinishReason::Cancelled: return "cancelled";
-  }
-  return "stop";
-}
-
 json usage_json(const engine::RequestStats& stats) {
   return {{"prompt_tokens", stats.prompt_tokens},
           {"completion_tokens", stats.completion_tokens},
@@ -43,7 +34,7 @@ json chat_completion(const ResponseHeader& header, const std::string& text, engi
   json out = object_header(header, "chat.completion");
   out["choices"] = json::array({{{"index", 0},
                                  {"message", {{"role", "assistant"}, {"content", text}}},
-                                 {"finish_reason", finish_reason_name(finish)},
+                                 {"finish_reason", engine::finish_reason_name(finish)},
                                  {"logprobs", nullptr}}});
   out["usage"] = usage_json(stats);
   out["nanoserve"] = engine_stats_json(stats);
@@ -54,7 +45,7 @@ json text_completion(const ResponseHeader& header, const std::string& text, engi
                      const engine::RequestStats& stats) {
   json out = object_header(header, "text_completion");
   out["choices"] = json::array(
-      {{{"index", 0}, {"text", text}, {"finish_reason", finish_reason_name(finish)}, {"logprobs", nullptr}}});
+      {{{"index", 0}, {"text", text}, {"finish_reason", engine::finish_reason_name(finish)}, {"logprobs", nullptr}}});
   out["usage"] = usage_json(stats);
   out["nanoserve"] = engine_stats_json(stats);
   return out;
@@ -69,7 +60,7 @@ json chat_chunk(const ResponseHeader& header, json delta) {
 
 json chat_finish_chunk(const ResponseHeader& header, engine::FinishReason finish) {
   json out = chat_chunk(header, json::object());
-  out["choices"][0]["finish_reason"] = finish_reason_name(finish);
+  out["choices"][0]["finish_reason"] = engine::finish_reason_name(finish);
   return out;
 }
 
@@ -82,7 +73,7 @@ json text_chunk(const ResponseHeader& header, const std::string& text) {
 
 json text_finish_chunk(const ResponseHeader& header, engine::FinishReason finish) {
   json out = text_chunk(header, "");
-  out["choices"][0]["finish_reason"] = finish_reason_name(finish);
+  out["choices"][0]["finish_reason"] = engine::finish_reason_name(finish);
   return out;
 }
 

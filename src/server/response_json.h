@@ -22,8 +22,6 @@ struct ResponseHeader {
 // Serialized compactly; invalid UTF-8 is replaced (U+FFFD), never thrown on mid-response.
 std::string json_text(const nlohmann::ordered_json& value);
 
-// "stop" or "length" (a cancelled request has no reader; it reads "cancelled").
-std::string finish_reason_name(engine::FinishReason reason);
 
 nlohmann::ordered_json usage_json(const engine::RequestStats& stats);
 // {queue_ms, ttft_ms, prefill_tok_s, decode_tok_s, peak_memory_bytes, kv_blocks, kv_peak_bytes}

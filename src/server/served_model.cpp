@@ -1,40 +1,16 @@
 #include "server/served_model.h"
 
-#include <fmt/format.h>
-
 #include <ctime>
-#include <optional>
 #include <utility>
 
+#include "engine/prompt.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nanoserve::server {
-namespace {
-
-std::string token_text(const tokenizer::Tokenizer& tokenizer, std::optional<int32_t> id) {
-  return id ? std::string(tokenizer.token_piece(*id)) : std::string();
-}
-
-tokenizer::ChatTemplate model_chat_template(const engine::Engine& engine) {
-  const std::string source = engine.chat_template();
-  if (source.empty()) {
-    fmt::print(stderr, "nanoserve: the model has no chat template; chat requests use ChatML\n");
-    return tokenizer::ChatTemplate::chatml();
-  }
-  const tokenizer::Tokenizer& tok = engine.tokenizer();
-  try {
-    return tokenizer::ChatTemplate(source, token_text(tok, tok.bos_id()), token_text(tok, tok.eos_id()));
-  } catch (const tokenizer::ChatTemplateError& e) {
-    fmt::print(stderr, "nanoserve: cannot read the model's chat template ({}); chat requests use ChatML\n", e.what());
-    return tokenizer::ChatTemplate::chatml();
-  }
-}
-
-}  // namespace
 
 ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine)
     : engine_(std::move(engine)),
-      chat_template_(model_chat_template(*engine_)),
+      chat_template_(engine::model_chat_template(engine_->chat_template(), engine_->tokenizer())),
       name_(engine_->model_name()),
       created_(static_cast<int64_t>(std::time(nullptr))) {}
 

@@ -14,8 +14,7 @@ namespace nanoserve::server {
 
 class ServedModel {
  public:
-  // The chat template is the model's own (GGUF tokenizer.chat_template); a model without
-  // one, or with one the interpreter cannot read, gets ChatML, and a log line says so.
+  // The chat template is engine::model_chat_template's: the model's own, else ChatML.
   explicit ServedModel(std::unique_ptr<engine::Engine> engine);
 
   engine::Engine& engine() const { return *engine_; }

@@ -14,6 +14,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
+constexpr int64_t kContext = 4096;  // far more than these tests' prompts and replies
+
 TEST(LogitBias, AddsToTheNamedTokensOnly) {
   std::vector<float> logits = {1.0f, 2.0f, 3.0f};
   add_logit_bias({{0, 5.0f}, {2, -100.0f}, {7, 1.0f}, {-1, 1.0f}}, logits);
@@ -40,17 +42,17 @@ class GenerationTest : public ::testing::Test {
 TEST_F(GenerationTest, LogitBiasIsAppliedBeforeSampling) {
   GenerationRequest r = request();
   r.logit_bias = {{'x', -100.0f}, {'y', 3.0f}};  // ban the leader; lift another above the rest
-  Generation g(r, tok_);
+  Generation g(r, tok_, kContext);
   g.admit();
   EXPECT_EQ(g.step(leading('x')), 'y');
   r.logit_bias = {{'z', 10.0f}};  // force a token over the leader
-  Generation forced(r, tok_);
+  Generation forced(r, tok_, kContext);
   forced.admit();
   EXPECT_EQ(forced.step(leading('x')), 'z');
 }
 
 TEST_F(GenerationTest, EachTokenIsOneTextEventThenDoneWithStats) {
-  Generation g(request(), tok_);
+  Generation g(request(), tok_, kContext);
   g.admit();
   for (char c : std::string("abc")) EXPECT_EQ(g.step(leading(c)), c);
   EXPECT_FALSE(g.finished());
@@ -69,7 +71,7 @@ TEST_F(GenerationTest, EachTokenIsOneTextEventThenDoneWithStats) {
 }
 
 TEST_F(GenerationTest, EosEndsWithStopAndNoTextEventForIt) {
-  Generation g(request(), tok_);
+  Generation g(request(), tok_, kContext);
   g.admit();
   EXPECT_EQ(g.step(leading('a')), 'a');
   EXPECT_EQ(g.step(leading(test::kTinyEos)), std::nullopt);
@@ -83,7 +85,7 @@ TEST_F(GenerationTest, EosEndsWithStopAndNoTextEventForIt) {
 TEST_F(GenerationTest, FinishEarlyReleasesHeldBackTextOnce) {
   GenerationRequest req = request();
   req.stop = {"bc!"};
-  Generation g(req, tok_);
+  Generation g(req, tok_, kContext);
   g.admit();
   g.step(leading('a'));
   g.step(leading('b'));  // held back: may start "bc!"
@@ -97,7 +99,7 @@ TEST_F(GenerationTest, FinishEarlyReleasesHeldBackTextOnce) {
 }
 
 TEST_F(GenerationTest, FailPushesOneErrorEvent) {
-  Generation g(request(), tok_);
+  Generation g(request(), tok_, kContext);
   g.fail("the model broke");
   const test::StreamRecord r = test::read_to_end(*g.stream(), 0ms);
   EXPECT_EQ(r.last.kind, Event::Kind::Error);
@@ -106,7 +108,7 @@ TEST_F(GenerationTest, FailPushesOneErrorEvent) {
 
 TEST_F(GenerationTest, TheFinalEventGivesThePlaceBackBeforeItIsSeen) {
   std::atomic<int64_t> places = 0;
-  Generation g(request(), tok_);
+  Generation g(request(), tok_, kContext);
   g.hold_place(places);
   EXPECT_EQ(places, 1);
   g.finish(FinishReason::Cancelled);
@@ -133,6 +135,21 @@ TEST(ValidateRequest, RejectsRequestsThatCannotRun) {
   r = ok;
   r.max_tokens = 0;
   rejects(r, 100, 16);
+}
+
+TEST_F(GenerationTest, ATokenThatFillsTheContextEndsItWithLength) {
+  GenerationRequest r = request();
+  r.max_tokens = 100;
+  const auto n_prompt = static_cast<int64_t>(r.prompt.size());
+  Generation g(r, tok_, n_prompt + 2);  // positions for the prompt and two new tokens
+  g.admit();
+  EXPECT_EQ(g.step(leading('a')), 'a');
+  EXPECT_EQ(g.step(leading('b')), 'b');
+  EXPECT_EQ(g.step(leading('c')), std::nullopt);  // at position n_prompt + 2: no room to feed it back
+  const test::StreamRecord out = test::read_to_end(*g.stream(), 0ms);
+  EXPECT_EQ(out.text, "abc");
+  EXPECT_EQ(out.last.finish, FinishReason::Length);
+  EXPECT_EQ(out.last.stats.completion_tokens, 3);
 }
 
 }  // namespace

@@ -88,5 +88,42 @@ TEST(GoldenServe, BatchEngineServesRunsTextAloneAndTogether) {
   EXPECT_NE(server.log().find("batch engine serving"), std::string::npos);
 }
 
+// `run` is a client of the same engines, prompt rules and request options as the server:
+// stop strings, logit_bias, max_tokens and the chat template mean the same in both, and the
+// sequential and batch engines give `run` the same greedy text.
+TEST(GoldenServe, RunAndServeGiveTheSameTextForTheSameOptions) {
+  const std::string model = shared_path("models/pycoder/pycoder-q8_0.gguf");
+  const std::string prompt = "def fibonacci(n):\n";  // greedy: "    return _get_end((1000..."
+  const std::string quoted = "-p 'def fibonacci(n):\n'";
+  const std::string return_id = "334";  // "return" in "    return" (tokenize: [258, 334])
+  ServerProcess server("-t 2 --model " + model);
+  auto c = server.client();
+  auto served = [&](json body) {
+    body["temperature"] = 0;
+    const JsonResponse r = post_json(c, "/v1/completions", body);
+    EXPECT_EQ(r.status, 200) << r.text;
+    return r.body["choices"][0]["text"].get<std::string>();
+  };
+
+  const std::string plain = served({{"prompt", prompt}, {"max_tokens", 24}});
+  EXPECT_EQ(run_text("-m " + model + " " + quoted + " -n 24 -t 2"), plain);
+  EXPECT_EQ(run_text("-m " + model + " " + quoted + " -n 24 -t 2 --engine sequential"), plain);
+
+  const std::string stopped = served({{"prompt", prompt}, {"max_tokens", 24}, {"stop", {"_get"}}});
+  EXPECT_EQ(stopped.find("_get"), std::string::npos) << stopped;
+  EXPECT_EQ(run_text("-m " + model + " " + quoted + " -n 24 -t 2 --stop _get"), stopped);
+
+  const std::string banned = served({{"prompt", prompt}, {"max_tokens", 24}, {"logit_bias", {{return_id, -100}}}});
+  EXPECT_NE(banned, plain);
+  EXPECT_EQ(run_text("-m " + model + " " + quoted + " -n 24 -t 2 --logit-bias " + return_id + "=-100"), banned);
+
+  const json chat = {{"messages", {{{"role", "user"}, {"content", "write a function"}}}}, {"max_tokens", 16},
+                     {"temperature", 0}};
+  const JsonResponse r = post_json(c, "/v1/chat/completions", chat);
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(run_text("--chat -m " + model + " -p 'write a function' -n 16 -t 2"),
+            r.body["choices"][0]["message"]["content"]);
+}
+
 }  // namespace
 }  // namespace nanoserve::test
