@@ -4,10 +4,21 @@
 
 namespace nanoserve::model {
 
+ArchFeatures arch_features(const std::string& arch) {
+  using kernels::RopeStyle;
+  if (arch == "llama") return {.qkv_bias = false, .qk_norm = false, .rope_style = RopeStyle::Adjacent};
+  if (arch == "qwen2") return {.qkv_bias = true, .qk_norm = false, .rope_style = RopeStyle::Halves};
+  if (arch == "qwen3") return {.qkv_bias = false, .qk_norm = true, .rope_style = RopeStyle::Halves};
+  throw std::invalid_argument("unsupported architecture '" + arch + "' (supported: llama, qwen2, qwen3)");
+}
+
 void ModelConfig::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument("model config: " + what); };
-  if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
-    fail("unsupported architecture '" + arch + "' (supported: llama, qwen2, qwen3)");
+  try {
+    arch_features(arch);
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());
+  }
   if (n_layer == 0) fail("block_count must be > 0");
   if (n_embd == 0) fail("embedding_length must be > 0");
   if (n_ff == 0) fail("feed_forward_length must be > 0");

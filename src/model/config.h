@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "kernels/rope.h"
+
 namespace nanoserve::gguf {
 class File;
 }
@@ -19,6 +21,19 @@ struct Llama3RopeScaling {
   float high_freq_factor = 4.0f;
   uint32_t original_context = 8192;
 };
+
+// What a family changes in the one layer loop. A new family adds a row to the table in
+// config.cpp (and binds its tensors), not a branch in the forward pass.
+struct ArchFeatures {
+  bool qkv_bias = false;  // biases added to q, k and v after their projections (qwen2)
+  bool qk_norm = false;   // an RMSNorm over every head of q and k before RoPE (qwen3)
+  // llama.cpp rotates adjacent pairs for llama, first and second halves (NEOX) for qwen.
+  kernels::RopeStyle rope_style = kernels::RopeStyle::Adjacent;
+};
+
+// The features of `arch` ("llama", "qwen2", "qwen3"); throws std::invalid_argument naming the
+// supported architectures for any other.
+ArchFeatures arch_features(const std::string& arch);
 
 struct ModelConfig {
   std::string arch;  // "llama", "qwen2", "qwen3"
@@ -36,10 +51,10 @@ struct ModelConfig {
   std::optional<Llama3RopeScaling> rope_scaling;
   uint32_t n_rot = 0;  // rotary dimensions per head ("rope.dimension_count"); 0 = all of head_dim
 
-  bool has_qkv_bias() const { return arch == "qwen2"; }
-  bool has_qk_norm() const { return arch == "qwen3"; }
-  // llama.cpp rotates adjacent pairs for llama, and first/second halves (NEOX) for qwen.
-  bool rope_halves() const { return arch == "qwen2" || arch == "qwen3"; }
+  ArchFeatures features() const { return arch_features(arch); }
+  bool has_qkv_bias() const { return features().qkv_bias; }
+  bool has_qk_norm() const { return features().qk_norm; }
+  bool rope_halves() const { return features().rope_style == kernels::RopeStyle::Halves; }
   uint32_t rope_dims() const { return n_rot ? n_rot : head_dim; }
   uint32_t q_dim() const { return n_head * head_dim; }
   uint32_t kv_dim() const { return n_head_kv * head_dim; }

@@ -19,8 +19,7 @@ ModelConfig from_gguf(const gguf::File& file) {
   const gguf::Metadata& m = file.metadata();
   ModelConfig c;
   c.arch = m.get_string("general.architecture");
-  if (c.arch != "llama" && c.arch != "qwen2" && c.arch != "qwen3")
-    throw std::invalid_argument("unsupported architecture '" + c.arch + "' (supported: llama, qwen2, qwen3)");
+  arch_features(c.arch);  // throws for an architecture nanoserve does not run
   const std::string a = c.arch + ".";
   c.n_layer = m.get_u32(a + "block_count");
   c.n_embd = m.get_u32(a + "embedding_length");

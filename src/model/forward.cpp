@@ -1,5 +1,6 @@
 // The forward pass of Model (see model.h), in llama2.c's order: embed, then per layer an
 // attention block and a feed-forward block, each pre-normed and added to the residual x.
+// Every step is one op of the profile (op_profile.h), timed by the scope it opens.
 #include <cmath>
 #include <cstring>
 
@@ -7,16 +8,12 @@
 #include "kernels/norm.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
+#include "kernels/scratch.h"
 #include "model/model.h"
 #include "tensor/quant.h"
 
 namespace nanoserve::model {
 namespace {
-
-template <class T>
-void grow(std::vector<T>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
-}
 
 // Calls fn(r) for each row r < rows, split between the pool's threads for a prompt's hundreds
 // of rows; a decode step's few rows stay on this thread (a dispatch would cost more than them).
@@ -41,16 +38,7 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   reserve(rows, cache.n_ctx());
   clock_.start(profile_);
 
-  for (int64_t r = 0; r < rows; ++r) {
-    const kernels::Matrix& e = weights_.token_embd;
-    const uint8_t* row = kernels::weight_row(e, batch.rows[r].token, scratch_.row(0));  // on this thread only
-    tensor::dequantize_row(e.type, row, ws_.x.data() + r * c.n_embd, c.n_embd);
-    const int64_t half = c.rope_dims() / 2;
-    kernels::rope_angles(batch.rows[r].pos, static_cast<int>(c.rope_dims()), c.rope_base, weights_.rope_freqs,
-                         ws_.rope_cos.data() + r * half, ws_.rope_sin.data() + r * half);
-  }
-  clock_.mark(Op::kEmbed);
-
+  embed(batch);
   int64_t live = rows;  // rows still carried through the layers
   for (uint32_t l = 0; l < c.n_layer; ++l) {
     attention_block(static_cast<int>(l), batch, cache);
@@ -61,119 +49,142 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   }
   for (const BatchRow& row : batch.rows) cache.set_length(row.seq, row.pos + 1);
   if (live == 0) return;
-
-  for (int64_t r = 0; r < live; ++r)
-    kernels::rms_norm(ws_.x.data() + r * c.n_embd, weights_.output_norm, ws_.xn.data() + r * c.n_embd, c.n_embd,
-                      c.rms_eps);
-  clock_.mark(Op::kNorm);
-  acts_.set(ws_.xn.data(), live, c.n_embd, c.n_embd);
-  grow(logits.values, static_cast<size_t>(live) * c.n_vocab);
-  kernels::matmul(weights_.output, acts_, logits.values.data(), c.n_vocab, pool_, scratch_);
-  clock_.mark(Op::kOutput, static_cast<double>(weights_.output.bytes()));
+  norm_rows(weights_.output_norm, live);
+  output_logits(live, logits);
 }
 
-void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
+// x = token_embd[token] per row, and each row's RoPE angles at its position.
+void Model::embed(const Batch& batch) {
+  const auto timed = clock_.time(Op::kEmbed);
   const ModelConfig& c = config_;
+  const kernels::Matrix& e = weights_.token_embd;
+  for (size_t r = 0; r < batch.size(); ++r) {
+    const uint8_t* row = kernels::weight_row(e, batch.rows[r].token, scratch_.row(0));  // on this thread only
+    tensor::dequantize_row(e.type, row, ws_.x.row(r), c.n_embd);
+    kernels::rope_angles(batch.rows[r].pos, static_cast<int>(c.rope_dims()), c.rope_base, weights_.rope_freqs,
+                         ws_.rope_cos.row(r), ws_.rope_sin.row(r));
+  }
+}
+
+// x += Wo · attention(rope(Wq · norm(x)), rope(Wk · norm(x)), Wv · norm(x))
+void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
   const LayerWeights& w = weights_.layers[layer];
-  const int64_t rows = static_cast<int64_t>(batch.size());
-  const int64_t hd = c.head_dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), half = c.rope_dims() / 2;
+  const auto rows = static_cast<int64_t>(batch.size());
+  norm_rows(w.attn_norm, rows);
+  {
+    const auto timed = clock_.time(Op::kQkv, static_cast<double>(w.wq.bytes() + w.wk.bytes() + w.wv.bytes()));
+    acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
+    kernels::matmul_many({{&w.wq, ws_.q.data(), ws_.q.width()},
+                          {&w.wk, ws_.k.data(), ws_.k.width()},
+                          {&w.wv, ws_.v.data(), ws_.v.width()}},
+                         acts_, pool_, scratch_);
+  }
+  position_and_store(w, layer, batch, cache);
+  attend(layer, batch, cache);
+  project_add(w.wo, ws_.attn, rows, Op::kWo);
+}
 
+// x += Wdown · (silu(Wgate · norm(x)) * (Wup · norm(x)))
+void Model::ffn_block(int layer, int64_t rows) {
+  const LayerWeights& w = weights_.layers[layer];
+  norm_rows(w.ffn_norm, rows);
+  {
+    const auto timed = clock_.time(Op::kGateUp, static_cast<double>(w.w_gate.bytes() + w.w_up.bytes()));
+    acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
+    kernels::matmul_many({{&w.w_gate, ws_.gate.data(), ws_.gate.width()}, {&w.w_up, ws_.up.data(), ws_.up.width()}},
+                         acts_, pool_, scratch_);
+  }
+  {
+    const auto timed = clock_.time(Op::kSiluMul);
+    pool_.run(rows, [&](int64_t r0, int64_t r1, int) {
+      kernels::silu_mul(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), (r1 - r0) * ws_.gate.width());
+    });
+  }
+  project_add(w.w_down, ws_.gate, rows, Op::kDown);
+}
+
+// xn = rms_norm(x) · weight, per row.
+void Model::norm_rows(const float* weight, int64_t rows) {
+  const auto timed = clock_.time(Op::kNorm);
   for_each_row(pool_, rows, [&](int64_t r) {
-    kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.attn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
+    kernels::rms_norm(ws_.x.row(r), weight, ws_.xn.row(r), config_.n_embd, config_.rms_eps);
   });
-  clock_.mark(Op::kNorm);
-  acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
-  kernels::matmul_many({{&w.wq, ws_.q.data(), q_dim}, {&w.wk, ws_.k.data(), kv_dim}, {&w.wv, ws_.v.data(), kv_dim}},
-                       acts_, pool_, scratch_);
-  clock_.mark(Op::kQkv, static_cast<double>(w.wq.bytes() + w.wk.bytes() + w.wv.bytes()));
+}
 
-  const kernels::RopeStyle style = c.rope_halves() ? kernels::RopeStyle::Halves : kernels::RopeStyle::Adjacent;
-  // Each row's biases, norms and rotation, and its keys and values into the cache (its own
-  // position: rows never share a slot).
-  for_each_row(pool_, rows, [&](int64_t r) {
-    float* q = ws_.q.data() + r * q_dim;
-    float* k = ws_.k.data() + r * kv_dim;
-    float* v = ws_.v.data() + r * kv_dim;
-    if (w.bq) {
-      kernels::add(q, w.bq, q_dim);
-      kernels::add(k, w.bk, kv_dim);
-      kernels::add(v, w.bv, kv_dim);
+// x += w · in (through xn), for the rows of `in`.
+void Model::project_add(const kernels::Matrix& w, RowBuffer& in, int64_t rows, Op op) {
+  const auto timed = clock_.time(op, static_cast<double>(w.bytes()));
+  acts_.set(in.data(), rows, in.width(), in.width());
+  kernels::matmul(w, acts_, ws_.xn.data(), config_.n_embd, pool_, scratch_);
+  kernels::add(ws_.x.data(), ws_.xn.data(), rows * config_.n_embd);
+}
+
+// Each row's q and k get their biases and head norms (where the family has them) and their
+// rotation; its keys and values go into the cache at its own position (rows never share one).
+void Model::position_and_store(const LayerWeights& w, int layer, const Batch& batch, KvCache& cache) {
+  const auto timed = clock_.time(Op::kRopeKv);
+  const ModelConfig& c = config_;
+  const auto hd = static_cast<int>(c.head_dim), n_rot = static_cast<int>(c.rope_dims());
+  for_each_row(pool_, static_cast<int64_t>(batch.size()), [&](int64_t r) {
+    float *q = ws_.q.row(r), *k = ws_.k.row(r), *v = ws_.v.row(r);
+    if (features_.qkv_bias) {
+      kernels::add(q, w.bq, ws_.q.width());
+      kernels::add(k, w.bk, ws_.k.width());
+      kernels::add(v, w.bv, ws_.v.width());
     }
-    if (w.q_norm) {
-      for (int64_t h = 0; h < c.n_head; ++h) kernels::rms_norm(q + h * hd, w.q_norm, q + h * hd, hd, c.rms_eps);
-      for (int64_t h = 0; h < c.n_head_kv; ++h) kernels::rms_norm(k + h * hd, w.k_norm, k + h * hd, hd, c.rms_eps);
+    if (features_.qk_norm) {
+      for (int64_t h = 0; h < c.n_head; ++h) kernels::rms_norm(ws_.q.head(r, h), w.q_norm, ws_.q.head(r, h), hd, c.rms_eps);
+      for (int64_t h = 0; h < c.n_head_kv; ++h)
+        kernels::rms_norm(ws_.k.head(r, h), w.k_norm, ws_.k.head(r, h), hd, c.rms_eps);
     }
-    const float* cos = ws_.rope_cos.data() + r * half;
-    const float* sin = ws_.rope_sin.data() + r * half;
-    kernels::rope_apply(q, static_cast<int>(c.n_head), static_cast<int>(hd), static_cast<int>(c.rope_dims()), style,
-                        cos, sin);
-    kernels::rope_apply(k, static_cast<int>(c.n_head_kv), static_cast<int>(hd), static_cast<int>(c.rope_dims()),
-                        style, cos, sin);
+    const float *cos = ws_.rope_cos.row(r), *sin = ws_.rope_sin.row(r);
+    kernels::rope_apply(q, static_cast<int>(c.n_head), hd, n_rot, features_.rope_style, cos, sin);
+    kernels::rope_apply(k, static_cast<int>(c.n_head_kv), hd, n_rot, features_.rope_style, cos, sin);
     cache.store(batch.rows[r].seq, layer, batch.rows[r].pos, k, v);
   });
-  clock_.mark(Op::kRopeKv);
+}
 
-  // Each row's query heads attend to its sequence's positions up to its own (causal), in
-  // groups that share a KV head (GQA).
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+// attn = softmax(q · kᵀ / √head_dim) · v for each query head over its sequence's positions up
+// to its own (causal), in groups of query heads that share a KV head (GQA).
+void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
+  const ModelConfig& c = config_;
+  double positions = 0.0;  // each row reads the keys and values of its positions up to its own
+  for (const BatchRow& row : batch.rows) positions += static_cast<double>(row.pos + 1);
+  const auto timed = clock_.time(Op::kAttention, positions * static_cast<double>(kv_bytes_per_position_layer(c)));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head
   const int64_t scores_per_thread = group * cache.n_ctx();
+  const auto rows = static_cast<int64_t>(batch.size());
   pool_.run(rows * c.n_head_kv, [&](int64_t t0, int64_t t1, int thread) {
     float* scores = ws_.scores.data() + thread * scores_per_thread;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t r = t / c.n_head_kv, g = t % c.n_head_kv;
       const BatchRow& row = batch.rows[r];
-      kernels::attention_heads(ws_.q.data() + r * q_dim + g * group * hd, static_cast<int>(group),
-                               cache.view(row.seq, layer), static_cast<int>(g), static_cast<int>(hd), row.pos + 1,
-                               scale, scores, ws_.attn.data() + r * q_dim + g * group * hd);
+      kernels::attention_heads(ws_.q.head(r, g * group), static_cast<int>(group), cache.view(row.seq, layer),
+                               static_cast<int>(g), static_cast<int>(c.head_dim), row.pos + 1, scale, scores,
+                               ws_.attn.head(r, g * group));
     }
   });
-  if (profile_) {  // each row reads the keys and values of its positions up to its own
-    double positions = 0.0;
-    for (const BatchRow& row : batch.rows) positions += static_cast<double>(row.pos + 1);
-    clock_.mark(Op::kAttention, positions * 2.0 * static_cast<double>(kv_dim) * sizeof(uint16_t));
-  }
-
-  acts_.set(ws_.attn.data(), rows, q_dim, q_dim);
-  kernels::matmul(w.wo, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
-  kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);
-  clock_.mark(Op::kWo, static_cast<double>(w.wo.bytes()));
-}
-
-void Model::ffn_block(int layer, int64_t rows) {
-  const ModelConfig& c = config_;
-  const LayerWeights& w = weights_.layers[layer];
-  for_each_row(pool_, rows, [&](int64_t r) {
-    kernels::rms_norm(ws_.x.data() + r * c.n_embd, w.ffn_norm, ws_.xn.data() + r * c.n_embd, c.n_embd, c.rms_eps);
-  });
-  clock_.mark(Op::kNorm);
-  acts_.set(ws_.xn.data(), rows, c.n_embd, c.n_embd);
-  kernels::matmul_many({{&w.w_gate, ws_.gate.data(), c.n_ff}, {&w.w_up, ws_.up.data(), c.n_ff}}, acts_, pool_,
-                       scratch_);
-  clock_.mark(Op::kGateUp, static_cast<double>(w.w_gate.bytes() + w.w_up.bytes()));
-  pool_.run(rows, [&](int64_t r0, int64_t r1, int) {
-    kernels::silu_mul(ws_.gate.data() + r0 * c.n_ff, ws_.up.data() + r0 * c.n_ff, ws_.gate.data() + r0 * c.n_ff,
-                      (r1 - r0) * c.n_ff);
-  });
-  clock_.mark(Op::kSiluMul);
-  acts_.set(ws_.gate.data(), rows, c.n_ff, c.n_ff);
-  kernels::matmul(w.w_down, acts_, ws_.xn.data(), c.n_embd, pool_, scratch_);
-  kernels::add(ws_.x.data(), ws_.xn.data(), rows * c.n_embd);
-  clock_.mark(Op::kDown, static_cast<double>(w.w_down.bytes()));
 }
 
 // Moves the residual rows that want logits to the front, in batch order; returns how many.
 int64_t Model::keep_logit_rows(const Batch& batch, Logits& logits) {
-  const int64_t n = config_.n_embd;
   int64_t kept = 0;
   for (size_t r = 0; r < batch.size(); ++r) {
     if (!batch.rows[r].logits) continue;
-    if (kept != static_cast<int64_t>(r))
-      std::memcpy(ws_.x.data() + kept * n, ws_.x.data() + r * n, n * sizeof(float));
+    if (kept != static_cast<int64_t>(r)) std::memcpy(ws_.x.row(kept), ws_.x.row(r), ws_.x.width() * sizeof(float));
     logits.batch_rows.push_back(static_cast<int32_t>(r));
     ++kept;
   }
   return kept;
+}
+
+// logits = Wout · xn for the kept rows.
+void Model::output_logits(int64_t rows, Logits& logits) {
+  const auto timed = clock_.time(Op::kOutput, static_cast<double>(weights_.output.bytes()));
+  acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
+  kernels::grow(logits.values, static_cast<size_t>(rows) * config_.n_vocab);
+  kernels::matmul(weights_.output, acts_, logits.values.data(), config_.n_vocab, pool_, scratch_);
 }
 
 }  // namespace nanoserve::model

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/scratch.h"
 #include "model/model.h"
 
 namespace nanoserve::model {
@@ -17,9 +18,11 @@ int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd,
 Model::Model(const std::string& path, ModelOptions options)
     : file_(gguf::File::open(path)),
       config_(from_gguf(file_)),
+      features_(config_.features()),
       weights_(bind_weights(file_, config_)),
       pool_(default_threads(options.threads)),
-      scratch_(pool_.size(), widest_input(config_)) {
+      scratch_(pool_.size(), widest_input(config_)),
+      ws_(config_) {
   interleave_weights();
 }
 
@@ -87,23 +90,16 @@ void Model::reserve_kv(KvCache& cache) {
   for (int s = 0; s < cache.n_seq(); ++s) cache.reserve(s, next[s]);
 }
 
+Model::Workspace::Workspace(const ModelConfig& c)
+    : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
+      attn(c.q_dim(), c.head_dim), gate(c.n_ff), up(c.n_ff), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2) {}
+
 void Model::reserve(int64_t rows, int64_t n_ctx) {
+  for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate, &ws_.up, &ws_.rope_cos,
+                       &ws_.rope_sin})
+    b->reserve(rows);
   const ModelConfig& c = config_;
-  auto grow = [](auto& v, size_t n) {
-    if (v.size() < n) v.resize(n);
-  };
-  grow(ws_.x, rows * c.n_embd);
-  grow(ws_.xn, rows * c.n_embd);
-  grow(ws_.q, rows * c.q_dim());
-  grow(ws_.k, rows * c.kv_dim());
-  grow(ws_.v, rows * c.kv_dim());
-  grow(ws_.attn, rows * c.q_dim());
-  grow(ws_.gate, rows * c.n_ff);
-  grow(ws_.up, rows * c.n_ff);
-  grow(ws_.rope_cos, rows * c.rope_dims() / 2);
-  grow(ws_.rope_sin, rows * c.rope_dims() / 2);
-  grow(ws_.scores, static_cast<size_t>(pool_.size()) * (c.n_head / c.n_head_kv) * n_ctx);
-  ws_.rows = std::max(ws_.rows, rows);
+  kernels::grow(ws_.scores, static_cast<size_t>(pool_.size()) * (c.n_head / c.n_head_kv) * n_ctx);
 }
 
 

@@ -19,6 +19,7 @@
 #include "model/config.h"
 #include "model/kv_cache.h"
 #include "model/op_profile.h"
+#include "model/row_buffer.h"
 #include "model/weights.h"
 
 namespace nanoserve::model {
@@ -52,10 +53,18 @@ class Model {
   void set_profile(OpProfile* profile) { profile_ = profile; }
 
  private:
-  // Buffers sized for the largest batch seen so far (grown outside the kernels).
+  // Buffers sized for the largest batch seen so far (grown outside the kernels); one row per
+  // batch row, [rows × width].
   struct Workspace {
-    int64_t rows = 0;
-    std::vector<float> x, xn, q, k, v, attn, gate, up, rope_cos, rope_sin, scores;
+    explicit Workspace(const ModelConfig& c);
+    RowBuffer x;                   // [n_embd]  the residual stream
+    RowBuffer xn;                  // [n_embd]  x normed; also each block's output before it is added to x
+    RowBuffer q;                   // [q_dim]   n_head heads of head_dim
+    RowBuffer k, v;                // [kv_dim]  n_head_kv heads of head_dim
+    RowBuffer attn;                // [q_dim]   attention's output, per query head
+    RowBuffer gate, up;            // [n_ff]
+    RowBuffer rope_cos, rope_sin;  // [rope_dims / 2]  each row's RoPE angles at its position
+    std::vector<float> scores;     // [threads × heads per KV head × n_ctx]  attention scores
     std::vector<int64_t> next_pos;  // check(): per sequence, the next position
   };
 
@@ -63,12 +72,20 @@ class Model {
   void check(const Batch& batch, const KvCache& cache);
   void reserve_kv(KvCache& cache);
   void reserve(int64_t rows, int64_t n_ctx);
+  // The steps of forward(), each one op of the profile.
+  void embed(const Batch& batch);
   void attention_block(int layer, const Batch& batch, KvCache& cache);
   void ffn_block(int layer, int64_t rows);
+  void norm_rows(const float* weight, int64_t rows);
+  void project_add(const kernels::Matrix& w, RowBuffer& in, int64_t rows, Op op);
+  void position_and_store(const LayerWeights& w, int layer, const Batch& batch, KvCache& cache);
+  void attend(int layer, const Batch& batch, const KvCache& cache);
   int64_t keep_logit_rows(const Batch& batch, Logits& logits);
+  void output_logits(int64_t rows, Logits& logits);
 
   gguf::File file_;
   ModelConfig config_;
+  ArchFeatures features_;  // read once: the forward pass tests flags, not architecture names
   ModelWeights weights_;
   kernels::ThreadPool pool_;
   kernels::MatmulScratch scratch_;

@@ -37,14 +37,29 @@ struct OpProfile {
   double& bytes_of(Op op) { return bytes[static_cast<int>(op)]; }
 };
 
-// Stamps the op boundaries of one forward call: each mark() charges the time since the
-// previous mark (or start()) to its op. Does nothing while no profile is attached.
+// Stamps the op boundaries of one forward call. Each op of the forward pass opens a scope,
+//   const auto timed = clock_.time(Op::kQkv, bytes_read);
+// whose end charges the time since the op before (or start()) to it, so that the ops' times
+// add up to the forward call's. Does nothing while no profile is attached.
 class OpClock {
  public:
+  class [[nodiscard]] Scope {
+   public:
+    Scope(OpClock& clock, Op op, double bytes) : clock_(clock), op_(op), bytes_(bytes) {}
+    ~Scope() {
+      if (clock_.profile_) clock_.charge(op_, bytes_);
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    OpClock& clock_;
+    const Op op_;
+    const double bytes_;
+  };
+
   void start(OpProfile* profile);
-  void mark(Op op, double bytes = 0.0) {
-    if (profile_) charge(op, bytes);
-  }
+  Scope time(Op op, double bytes = 0.0) { return Scope(*this, op, bytes); }
 
  private:
   void charge(Op op, double bytes);

@@ -11,25 +11,29 @@
 
 namespace nanoserve::model {
 
+// Shapes: a Matrix of [n_out × n_in] has n_out rows of n_in weights and maps an activation
+// row of n_in to one of n_out. q_dim = n_head × head_dim, kv_dim = n_head_kv × head_dim.
 struct LayerWeights {
-  const float* attn_norm;
-  kernels::Matrix wq, wk, wv;
-  const float* bq = nullptr;  // qwen2: QKV biases
-  const float* bk = nullptr;
-  const float* bv = nullptr;
-  const float* q_norm = nullptr;  // qwen3: per-head RMSNorm of q and k (head_dim weights)
-  const float* k_norm = nullptr;
-  kernels::Matrix wo;
-  const float* ffn_norm;
-  kernels::Matrix w_gate, w_up, w_down;
+  const float* attn_norm;         // [n_embd]
+  kernels::Matrix wq;             // [q_dim × n_embd]
+  kernels::Matrix wk, wv;         // [kv_dim × n_embd]
+  const float* bq = nullptr;      // [q_dim]   qkv_bias only
+  const float* bk = nullptr;      // [kv_dim]  qkv_bias only
+  const float* bv = nullptr;      // [kv_dim]  qkv_bias only
+  const float* q_norm = nullptr;  // [head_dim]  qk_norm only: one norm shared by every head
+  const float* k_norm = nullptr;  // [head_dim]  qk_norm only
+  kernels::Matrix wo;             // [n_embd × q_dim]
+  const float* ffn_norm;          // [n_embd]
+  kernels::Matrix w_gate, w_up;   // [n_ff × n_embd]
+  kernels::Matrix w_down;         // [n_embd × n_ff]
 };
 
 struct ModelWeights {
-  kernels::Matrix token_embd;        // rows are looked up (dequantized), not multiplied
-  kernels::Matrix output;            // token_embd itself when the output is tied
-  const float* output_norm;
-  const float* rope_freqs = nullptr;  // Llama 3 scaling: rope_dims/2 frequency divisors
-  std::vector<LayerWeights> layers;
+  kernels::Matrix token_embd;         // [n_vocab × n_embd]: rows are looked up (dequantized), not multiplied
+  kernels::Matrix output;             // [n_vocab × n_embd]: token_embd itself when the output is tied
+  const float* output_norm;           // [n_embd]
+  const float* rope_freqs = nullptr;  // [rope_dims / 2]  Llama 3 scaling: frequency divisors
+  std::vector<LayerWeights> layers;   // [n_layer]
 };
 
 ModelWeights bind_weights(const gguf::File& file, const ModelConfig& config);
