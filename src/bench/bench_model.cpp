@@ -58,8 +58,7 @@ BenchModel inspect_model(const std::string& path) {
   m.arch = c.arch;
   m.weight_type = weight_type_of(metadata);
   m.n_layer = c.n_layer;
-  m.n_head_kv = c.n_head_kv;
-  m.head_dim = c.head_dim;
+  m.kv_bytes_per_position = model::kv_bytes_per_position(c);
   m.n_ctx_train = c.n_ctx_train;
   m.n_vocab = c.n_vocab;
   m.file_bytes = loaded.file().file_size();

@@ -49,7 +49,7 @@ void run_model(SuiteEnv& env, RowWriter& rows, const ModelSpec& spec, RowContext
   rc.model = &model;
   point["model_file_bytes"] = model.file_bytes;
   point["weight_bytes_per_token"] = model.weight_bytes_per_token;
-  point["kv_bytes_per_position"] = model.kv_bytes_per_position();
+  point["kv_bytes_per_position"] = model.kv_bytes_per_position;
   const int context_size = std::max(o.models_ttft_prompt + kTtftTokens, kDecodePrompt + o.models_max_tokens);
   env.progress().note(label + ": starting the server");
   Target target(env, {"--model", model.path, "--engine", "sequential", "--threads", std::to_string(env.threads()),
