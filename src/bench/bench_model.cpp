@@ -12,7 +12,7 @@
 #include "model/presets.h"
 #include "model/synth.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::bench {
 namespace {
@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 bool ends_inside_a_character(std::string_view bytes) {
   if (bytes.empty()) return true;
   for (size_t pos = 0; pos < bytes.size();) {
-    const tokenizer::Utf8Char c = tokenizer::decode_utf8(bytes, pos);
-    if (c.status == tokenizer::Utf8Status::kTruncated) return true;
+    const utf8::Char c = utf8::decode(bytes, pos);
+    if (c.status == utf8::Status::kTruncated) return true;
     pos += c.length;
   }
   return false;

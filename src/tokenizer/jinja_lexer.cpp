@@ -5,7 +5,7 @@
 
 #include "tokenizer/jinja_limits.h"
 #include "tokenizer/jinja_pystr.h"
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer::jinja {
 namespace {
@@ -71,7 +71,7 @@ class Lexer {
     if (newline == std::string::npos && !text_starts_a_line) return;
     const size_t line_start = newline == std::string::npos ? 0 : newline + 1;
     for (size_t p = line_start; p < text.size();) {
-      const Utf8Char c = decode_utf8(text, p);
+      const utf8::Char c = utf8::decode(text, p);
       if (!is_python_space(c.code_point)) return;
       p += c.length;
     }
@@ -80,7 +80,7 @@ class Lexer {
 
   size_t skip_whitespace(size_t p) const {
     while (p < src_.size()) {
-      const Utf8Char c = decode_utf8(src_, p);
+      const utf8::Char c = utf8::decode(src_, p);
       if (!is_python_space(c.code_point)) break;
       p += c.length;
     }
@@ -151,7 +151,7 @@ class Lexer {
       tokens_.push_back({TokenKind::kOperator, std::string(op), p});
       return p + op.size();
     }
-    const Utf8Char ch = decode_utf8(src_, p);
+    const utf8::Char ch = utf8::decode(src_, p);
     fail(p, "unexpected character '" + std::string(src_.substr(p, ch.length)) + "'");
   }
 
@@ -237,7 +237,7 @@ class Lexer {
       size_t q = p + 1;
       char32_t code = 0;
       for (int i = 0; i < 3 && q < src_.size() && src_[q] >= '0' && src_[q] <= '7'; ++i) code = code * 8 + (src_[q++] - '0');
-      append_utf8(value, code);
+      utf8::append(value, code);
       return q;
     }
     value += '\\';  // Python keeps an unknown escape as written
@@ -254,7 +254,7 @@ class Lexer {
       code = code * 16 + static_cast<char32_t>(is_digit(h) ? h - '0' : (h | 0x20) - 'a' + 10);
     }
     if (code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) fail(p, "escape is not a Unicode scalar value");
-    append_utf8(value, code);
+    utf8::append(value, code);
     return first + digits;
   }
 

@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "tokenizer/jinja_limits.h"
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer::jinja {
 namespace {
@@ -21,7 +21,7 @@ struct PositionedCodePoint {
 std::vector<PositionedCodePoint> positioned_code_points(std::string_view text) {
   std::vector<PositionedCodePoint> out;
   for (size_t pos = 0; pos < text.size();) {
-    const Utf8Char c = decode_utf8(text, pos);
+    const utf8::Char c = utf8::decode(text, pos);
     out.push_back({pos, c.code_point});
     pos += c.length;
   }
@@ -128,10 +128,10 @@ bool is_python_space(char32_t c) {
          (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
-std::u32string to_code_points(std::string_view utf8) {
+std::u32string to_code_points(std::string_view text) {
   std::u32string out;
-  for (size_t pos = 0; pos < utf8.size();) {
-    const Utf8Char c = decode_utf8(utf8, pos);
+  for (size_t pos = 0; pos < text.size();) {
+    const utf8::Char c = utf8::decode(text, pos);
     out.push_back(c.code_point);
     pos += c.length;
   }
@@ -140,13 +140,13 @@ std::u32string to_code_points(std::string_view utf8) {
 
 std::string from_code_points(std::u32string_view code_points) {
   std::string out;
-  for (char32_t c : code_points) append_utf8(out, c);
+  for (char32_t c : code_points) utf8::append(out, c);
   return out;
 }
 
-size_t code_point_count(std::string_view utf8) {
+size_t code_point_count(std::string_view text) {
   size_t count = 0;
-  for (size_t pos = 0; pos < utf8.size(); ++count) pos += decode_utf8(utf8, pos).length;
+  for (size_t pos = 0; pos < text.size(); ++count) pos += utf8::decode(text, pos).length;
   return count;
 }
 
@@ -157,7 +157,7 @@ std::string python_strip(std::string_view text, const std::optional<std::string>
   };
   size_t first_kept = std::string_view::npos, kept_end = 0;
   for (size_t pos = 0; pos < text.size();) {
-    const Utf8Char c = decode_utf8(text, pos);
+    const utf8::Char c = utf8::decode(text, pos);
     if (!strippable(c.code_point)) {
       if (first_kept == std::string_view::npos) first_kept = pos;
       kept_end = pos + c.length;
@@ -184,7 +184,7 @@ std::string python_replace(std::string_view text, std::string_view old, std::str
   if (old.empty()) {  // Python inserts the replacement before every code point and at the end
     for (size_t pos = 0; pos < text.size();) {
       if (may_replace()) append_bounded(out, replacement), ++done;
-      const size_t length = decode_utf8(text, pos).length;
+      const size_t length = utf8::decode(text, pos).length;
       append_bounded(out, text.substr(pos, length));
       pos += length;
     }
@@ -267,7 +267,7 @@ std::string python_repr(std::string_view text) {
   const char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
   for (size_t pos = 0; pos < text.size();) {
-    const Utf8Char c = decode_utf8(text, pos);
+    const utf8::Char c = utf8::decode(text, pos);
     const char32_t cp = c.code_point;
     if (cp == '\\' || cp == static_cast<char32_t>(quote)) {
       out += '\\';

@@ -16,9 +16,9 @@ namespace nanoserve::tokenizer::jinja {
 // Python's str.isspace() for one code point.
 bool is_python_space(char32_t code_point);
 
-std::u32string to_code_points(std::string_view utf8);
+std::u32string to_code_points(std::string_view text);
 std::string from_code_points(std::u32string_view code_points);
-size_t code_point_count(std::string_view utf8);
+size_t code_point_count(std::string_view text);
 
 // str.strip/lstrip/rstrip: without `chars`, Unicode whitespace; with it, only those code points.
 enum class StripSide { kBoth, kLeft, kRight };

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "tokenizer/jinja_pystr.h"
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer::jinja {
 namespace {
@@ -89,7 +89,7 @@ void write_repr(const Value& value, std::string& out) {
 void write_json_string(std::string_view text, bool ensure_ascii, std::string& out) {
   std::string quoted = "\"";
   for (size_t pos = 0; pos < text.size();) {
-    const Utf8Char c = decode_utf8(text, pos);
+    const utf8::Char c = utf8::decode(text, pos);
     const char32_t cp = c.code_point;
     char buf[16];
     switch (cp) {
