@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "gguf/file.h"
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nanoserve::cli {
@@ -37,23 +37,23 @@ std::string read_template_file(const std::string& path) {
 
 // tokenizer.chat_template with the text of the BOS and EOS tokens, or ChatML when the
 // model has no template.
-tokenizer::ChatTemplate load_from_gguf(const std::string& path) {
+templates::ChatTemplate load_from_gguf(const std::string& path) {
   const gguf::File file = gguf::File::open(path);
   const gguf::Metadata& metadata = file.metadata();
   const gguf::Value* source = metadata.find("tokenizer.chat_template");
   if (!source) {
     std::cerr << "nanoserve: " << path << " has no tokenizer.chat_template; using ChatML\n";
-    return tokenizer::ChatTemplate::chatml();
+    return templates::ChatTemplate::chatml();
   }
   const tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_gguf(metadata);
   auto token_text = [&](std::optional<int32_t> id) { return id ? std::string(tok.token_piece(*id)) : std::string(); };
-  return tokenizer::ChatTemplate(source->as_string(), token_text(tok.bos_id()), token_text(tok.eos_id()));
+  return templates::ChatTemplate(source->as_string(), token_text(tok.bos_id()), token_text(tok.eos_id()));
 }
 
-tokenizer::ChatTemplateInputs parse_inputs(const std::string& line) {
+templates::ChatTemplateInputs parse_inputs(const std::string& line) {
   const auto in = nlohmann::ordered_json::parse(line);
   if (!in.is_object()) throw std::invalid_argument("expected a JSON object");
-  tokenizer::ChatTemplateInputs inputs;
+  templates::ChatTemplateInputs inputs;
   for (const auto& [key, value] : in.items()) {
     if (key == "messages") {
       if (!value.is_array()) throw std::invalid_argument("\"messages\" must be an array");
@@ -75,9 +75,9 @@ tokenizer::ChatTemplateInputs parse_inputs(const std::string& line) {
 }
 
 void run_template(const TemplateArgs& a) {
-  const tokenizer::ChatTemplate chat_template = a.template_file.empty()
+  const templates::ChatTemplate chat_template = a.template_file.empty()
                                                     ? load_from_gguf(a.model)
-                                                    : tokenizer::ChatTemplate(read_template_file(a.template_file),
+                                                    : templates::ChatTemplate(read_template_file(a.template_file),
                                                                               a.bos, a.eos);
   std::string line;
   for (size_t line_no = 1; std::getline(std::cin, line); ++line_no) {

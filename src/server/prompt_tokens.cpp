@@ -21,9 +21,9 @@ std::vector<int32_t> encode_with_bos(const tokenizer::Tokenizer& tokenizer, cons
 
 }  // namespace
 
-std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_template,
+std::vector<int32_t> chat_prompt_tokens(const templates::ChatTemplate& chat_template,
                                         const tokenizer::Tokenizer& tokenizer, const ChatRequest& request) {
-  tokenizer::ChatTemplateInputs inputs;
+  templates::ChatTemplateInputs inputs;
   inputs.messages = request.messages;
   inputs.tools = request.tools;
   inputs.add_generation_prompt = true;
@@ -31,7 +31,7 @@ std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_temp
   std::string text;
   try {
     text = chat_template.render(inputs);
-  } catch (const tokenizer::ChatTemplateError& e) {
+  } catch (const templates::ChatTemplateError& e) {
     throw invalid_request(fmt::format("the model's chat template cannot render these messages: {}", e.what()),
                           "messages", "chat_template_error");
   }

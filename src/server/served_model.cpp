@@ -15,18 +15,18 @@ std::string token_text(const tokenizer::Tokenizer& tokenizer, std::optional<int3
   return id ? std::string(tokenizer.token_piece(*id)) : std::string();
 }
 
-tokenizer::ChatTemplate model_chat_template(const engine::Engine& engine) {
+templates::ChatTemplate model_chat_template(const engine::Engine& engine) {
   const std::string source = engine.chat_template();
   if (source.empty()) {
     fmt::print(stderr, "nanoserve: the model has no chat template; chat requests use ChatML\n");
-    return tokenizer::ChatTemplate::chatml();
+    return templates::ChatTemplate::chatml();
   }
   const tokenizer::Tokenizer& tok = engine.tokenizer();
   try {
-    return tokenizer::ChatTemplate(source, token_text(tok, tok.bos_id()), token_text(tok, tok.eos_id()));
-  } catch (const tokenizer::ChatTemplateError& e) {
+    return templates::ChatTemplate(source, token_text(tok, tok.bos_id()), token_text(tok, tok.eos_id()));
+  } catch (const templates::ChatTemplateError& e) {
     fmt::print(stderr, "nanoserve: cannot read the model's chat template ({}); chat requests use ChatML\n", e.what());
-    return tokenizer::ChatTemplate::chatml();
+    return templates::ChatTemplate::chatml();
   }
 }
 

@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "support/test_paths.h"
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 #include "tokenizer/golden_data.h"
 
-namespace nanoserve::tokenizer {
+namespace nanoserve::templates {
 namespace {
 
 struct ChatGolden {
@@ -64,7 +64,7 @@ TEST_P(ChatTemplateGolden, EveryConversationRendersExactly) {
 TEST_P(ChatTemplateGolden, RenderedPromptsTokenizeToTheGoldenIds) {
   const std::string family = GetParam();
   const std::string source = test::read_file(test::shared_path("golden/chat/" + family + ".jinja"));
-  const Tokenizer& tokenizer = test::hf_tokenizer(family);
+  const tokenizer::Tokenizer& tokenizer = test::hf_tokenizer(family);
   for (const ChatGolden& g : read_chat_goldens(family)) {
     const ChatTemplate chat_template(source, g.bos_token, g.eos_token);
     EXPECT_EQ(tokenizer.encode(chat_template.render(g.inputs)), g.ids) << family << " " << g.id;
@@ -74,4 +74,4 @@ TEST_P(ChatTemplateGolden, RenderedPromptsTokenizeToTheGoldenIds) {
 INSTANTIATE_TEST_SUITE_P(Families, ChatTemplateGolden, ::testing::Values("qwen2_5", "qwen3", "llama3"));
 
 }  // namespace
-}  // namespace nanoserve::tokenizer
+}  // namespace nanoserve::templates

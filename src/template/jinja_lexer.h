@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 enum class TokenKind {
   kText,            // literal output
@@ -49,4 +49,4 @@ std::vector<Token> tokenize(std::string_view source);
 // "line L:C: " for a byte offset of the source (columns count code points from 1).
 std::string location_prefix(std::string_view source, size_t offset);
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <vector>
 
-#include "tokenizer/jinja_builtins.h"
-#include "tokenizer/jinja_pystr.h"
+#include "template/jinja_builtins.h"
+#include "template/jinja_pystr.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 constexpr std::array<std::string_view, 11> kStringMethods = {
@@ -249,4 +249,4 @@ Value call_global_function(std::string_view name, const CallArgs& args, const st
   return make_dict(args);
 }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

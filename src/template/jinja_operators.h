@@ -2,9 +2,9 @@
 // where Python would grow) and float, + and * on str and list, ~, comparisons and `in`.
 #pragma once
 
-#include "tokenizer/jinja_ast.h"
+#include "template/jinja_ast.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 // Every BinaryOp except kAnd and kOr, which short-circuit in the renderer.
 Value apply_binary(node::BinaryOp op, const Value& left, const Value& right);
@@ -12,4 +12,4 @@ Value apply_binary(node::BinaryOp op, const Value& left, const Value& right);
 Value apply_unary(node::UnaryOp op, const Value& operand);
 bool apply_compare(node::CompareOp op, const Value& left, const Value& right);
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -8,12 +8,12 @@
 
 #include <string_view>
 
-#include "tokenizer/jinja_ast.h"
+#include "template/jinja_ast.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 // Parses a normalized source (normalize_source). Throws TemplateError "line L:C: ..." that
 // says what was expected, for unknown tags, filters and tests too.
 Body parse_template(std::string_view source);
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

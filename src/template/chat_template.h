@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace nanoserve::tokenizer {
+namespace nanoserve::templates {
 
 // Parse errors say "line L:C: " and what was expected; render errors say the message
 // (with the line:column of the failing expression, except raise_exception's own message).
@@ -53,4 +53,4 @@ class ChatTemplate {
   std::optional<std::tm> fixed_now_;
 };
 
-}  // namespace nanoserve::tokenizer
+}  // namespace nanoserve::templates

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 // Python's str.isspace() for one code point.
 bool is_python_space(char32_t code_point);
@@ -52,4 +52,4 @@ std::string python_float_repr(double value);
 // Appends `piece`, throwing TemplateError when `out` would exceed kMaxStringBytes.
 void append_bounded(std::string& out, std::string_view piece);
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -16,9 +16,9 @@
 #include <variant>
 #include <vector>
 
-#include "tokenizer/jinja_limits.h"
+#include "template/jinja_limits.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 class Value;
 
@@ -158,4 +158,4 @@ std::string to_json(const Value& value, const JsonFormat& format);
 // Input data (messages, tools, extra variables) as template values, keys in input order.
 Value from_json(const nlohmann::ordered_json& json);
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

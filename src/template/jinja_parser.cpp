@@ -1,14 +1,14 @@
-#include "tokenizer/jinja_parser.h"
+#include "template/jinja_parser.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <optional>
 #include <type_traits>
 
-#include "tokenizer/jinja_builtins.h"
-#include "tokenizer/jinja_lexer.h"
+#include "template/jinja_builtins.h"
+#include "template/jinja_lexer.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 using node::BinaryOp;
@@ -566,4 +566,4 @@ class Parser {
 
 Body parse_template(std::string_view source) { return Parser(source).parse(); }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

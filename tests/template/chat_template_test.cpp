@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 
-namespace nanoserve::tokenizer {
+namespace nanoserve::templates {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -232,4 +232,4 @@ TEST(ChatTemplate, CopiesShareTheParsedTemplateAndRenderConcurrently) {
 }
 
 }  // namespace
-}  // namespace nanoserve::tokenizer
+}  // namespace nanoserve::templates

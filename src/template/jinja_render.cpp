@@ -1,13 +1,13 @@
-#include "tokenizer/jinja_render.h"
+#include "template/jinja_render.h"
 
 #include <unordered_map>
 
-#include "tokenizer/jinja_builtins.h"
-#include "tokenizer/jinja_lexer.h"
-#include "tokenizer/jinja_operators.h"
-#include "tokenizer/jinja_pystr.h"
+#include "template/jinja_builtins.h"
+#include "template/jinja_lexer.h"
+#include "template/jinja_operators.h"
+#include "template/jinja_pystr.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 template <class... Fs>
@@ -293,4 +293,4 @@ std::string render(const Body& body, std::string_view source, const Dict::Entrie
   return Renderer(source, fixed_now).run(body, variables);
 }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -5,7 +5,7 @@ Renders every {source, variables, expected} case of that file with Jinja2 config
 Hugging Face's apply_chat_template configures it, and reports the cases whose expected
 output differs. Run it after adding a case (with expected "" to see what Jinja2 prints):
 
-    python3 tests/tokenizer/jinja_reference.py        # needs jinja2 (3.1.6 made the tables)
+    python3 tests/template/jinja_reference.py        # needs jinja2 (3.1.6 made the tables)
 """
 import json
 import pathlib

@@ -1,10 +1,10 @@
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 
-#include "tokenizer/jinja_lexer.h"
-#include "tokenizer/jinja_parser.h"
-#include "tokenizer/jinja_render.h"
+#include "template/jinja_lexer.h"
+#include "template/jinja_parser.h"
+#include "template/jinja_render.h"
 
-namespace nanoserve::tokenizer {
+namespace nanoserve::templates {
 namespace {
 
 constexpr const char* kChatMlSource =
@@ -55,4 +55,4 @@ std::string ChatTemplate::render(const ChatTemplateInputs& inputs) const {
   }
 }
 
-}  // namespace nanoserve::tokenizer
+}  // namespace nanoserve::templates

@@ -1,11 +1,11 @@
-#include "tokenizer/jinja_operators.h"
+#include "template/jinja_operators.h"
 
 #include <cmath>
 
-#include "tokenizer/jinja_builtins.h"
-#include "tokenizer/jinja_pystr.h"
+#include "template/jinja_builtins.h"
+#include "template/jinja_pystr.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 using node::BinaryOp;
@@ -215,4 +215,4 @@ bool apply_compare(node::CompareOp op, const Value& a, const Value& b) {
   return false;
 }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -9,9 +9,9 @@
 #include <variant>
 #include <vector>
 
-#include "tokenizer/jinja_value.h"
+#include "template/jinja_value.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
@@ -146,4 +146,4 @@ struct Stmt {
       node;
 };
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

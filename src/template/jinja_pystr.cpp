@@ -1,4 +1,4 @@
-#include "tokenizer/jinja_pystr.h"
+#include "template/jinja_pystr.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <system_error>
 
-#include "tokenizer/jinja_limits.h"
+#include "template/jinja_limits.h"
 #include "utf8/utf8.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 // A code point and the byte offset where it starts.
@@ -332,4 +332,4 @@ void append_bounded(std::string& out, std::string_view piece) {
   out.append(piece);
 }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

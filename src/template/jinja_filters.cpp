@@ -4,10 +4,10 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "tokenizer/jinja_builtins.h"
-#include "tokenizer/jinja_pystr.h"
+#include "template/jinja_builtins.h"
+#include "template/jinja_pystr.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 using Filter = Value (*)(const Value& operand, const CallArgs& args);
@@ -440,4 +440,4 @@ bool apply_test(std::string_view name, const Value& operand, const CallArgs& arg
   return tests().at(name)(operand, args);
 }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

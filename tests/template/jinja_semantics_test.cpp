@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 
-namespace nanoserve::tokenizer {
+namespace nanoserve::templates {
 namespace {
 
 struct Case {
@@ -358,4 +358,4 @@ TEST(JinjaLikePython, Printing) { expect_like_jinja(kPrinting); }
 TEST(JinjaLikePython, TestsAndUndefined) { expect_like_jinja(kTestsAndUndefined); }
 
 }  // namespace
-}  // namespace nanoserve::tokenizer
+}  // namespace nanoserve::templates

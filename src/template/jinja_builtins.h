@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "tokenizer/jinja_value.h"
+#include "template/jinja_value.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 struct CallArgs {
   std::vector<Value> positional;
@@ -60,4 +60,4 @@ Value call_method(const BoundMethod& method, const CallArgs& args);
 std::optional<std::string_view> global_function_name(std::string_view name);
 Value call_global_function(std::string_view name, const CallArgs& args, const std::optional<std::tm>& fixed_now);
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -1,13 +1,13 @@
-#include "tokenizer/jinja_lexer.h"
+#include "template/jinja_lexer.h"
 
 #include <array>
 #include <charconv>
 
-#include "tokenizer/jinja_limits.h"
-#include "tokenizer/jinja_pystr.h"
+#include "template/jinja_limits.h"
+#include "template/jinja_pystr.h"
 #include "utf8/utf8.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 enum class TagKind { kExpression, kStatement, kComment };
@@ -295,4 +295,4 @@ std::string location_prefix(std::string_view source, size_t offset) {
   return "line " + std::to_string(line) + ":" + std::to_string(column) + ": ";
 }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 struct TemplateError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -33,4 +33,4 @@ inline constexpr uint64_t kMaxRenderSteps = 10'000'000;
 // stops loops that keep copying a large string.
 inline constexpr uint64_t kMaxRenderStringWork = uint64_t{1} << 30;
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

@@ -1,13 +1,13 @@
-#include "tokenizer/jinja_value.h"
+#include "template/jinja_value.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "tokenizer/jinja_pystr.h"
+#include "template/jinja_pystr.h"
 #include "utf8/utf8.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 namespace {
 
 constexpr size_t kLinearSearchMax = 16;  // dicts up to this size are searched without an index
@@ -394,4 +394,4 @@ std::string to_json(const Value& value, const JsonFormat& format) {
 
 Value from_json(const nlohmann::ordered_json& json) { return from_json_at(json, 1); }
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja

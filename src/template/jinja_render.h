@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "tokenizer/jinja_ast.h"
+#include "template/jinja_ast.h"
 
-namespace nanoserve::tokenizer::jinja {
+namespace nanoserve::templates::jinja {
 
 // Renders `body`, parsed from `source` (for error locations), with `variables` as its
 // globals; strftime_now formats `fixed_now` when set. Throws TemplateError: with "line L:C: "
@@ -19,4 +19,4 @@ namespace nanoserve::tokenizer::jinja {
 std::string render(const Body& body, std::string_view source, const Dict::Entries& variables,
                    const std::optional<std::tm>& fixed_now);
 
-}  // namespace nanoserve::tokenizer::jinja
+}  // namespace nanoserve::templates::jinja
