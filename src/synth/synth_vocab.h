@@ -8,7 +8,7 @@
 
 #include "gguf/value.h"
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
 
 // tokenizer.* metadata with exactly `n_vocab` rows: from a Hugging Face tokenizer.json
 // (and the chat template of the tokenizer_config.json beside it), or, when the path is
@@ -18,4 +18,4 @@ namespace nanoserve::model {
 std::vector<std::pair<std::string, gguf::Value>> synth_vocab_metadata(const std::string& tokenizer_json,
                                                                       uint32_t n_vocab);
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth

@@ -1,9 +1,12 @@
-#include "model/presets.h"
+#include "synth/presets.h"
 
 #include <stdexcept>
 #include <utility>
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
+
+using model::ModelConfig;
+
 namespace {
 
 // Values from each model's published config.json (hidden_size, intermediate_size,
@@ -37,7 +40,7 @@ std::vector<std::pair<std::string, ModelConfig>> presets() {
 
   ModelConfig llama32_1b{.arch = "llama", .n_layer = 16, .n_embd = 2048, .n_ff = 8192, .n_head = 32, .n_head_kv = 8,
                          .head_dim = 64, .n_vocab = 128256, .n_ctx_train = 131072, .rope_base = 500000.0f,
-                         .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = Llama3RopeScaling{}};
+                         .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = model::Llama3RopeScaling{}};
   add("llama-3.2-1b", llama32_1b);
   return out;
 }
@@ -58,4 +61,4 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth

@@ -1,4 +1,4 @@
-#include "model/synth.h"
+#include "synth/synth.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,16 +9,21 @@
 #include <vector>
 
 #include "gguf/writer.h"
-#include "model/random.h"
-#include "model/synth_vocab.h"
 #include "model/weight_types.h"
+#include "synth/random.h"
+#include "synth/synth_vocab.h"
 #include "tensor/quant.h"
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
 namespace {
 
 using gguf::TensorType;
 using gguf::Value;
+using model::Llama3RopeScaling;
+using model::ModelConfig;
+using model::TensorRole;
+using model::TensorSlot;
+using model::WeightTypePlan;
 
 constexpr float kWeightStd = 0.02f;
 
@@ -191,4 +196,4 @@ SynthReport synthesize(const SynthOptions& o) {
   return report;
 }
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth

@@ -9,10 +9,10 @@
 
 #include "model/config.h"
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
 
 struct SynthOptions {
-  ModelConfig config;
+  model::ModelConfig config;
   std::string name;            // general.name
   std::string type = "Q8_0";   // file type (Q4_K_M, ...) or weight type; see WeightTypePlan
   std::string out_path;
@@ -29,4 +29,4 @@ struct SynthReport {
 
 SynthReport synthesize(const SynthOptions& options);
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth

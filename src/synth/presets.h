@@ -6,10 +6,10 @@
 
 #include "model/config.h"
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
 
 // Throws std::invalid_argument listing the known presets when `name` is not one.
-ModelConfig preset(const std::string& name);
+model::ModelConfig preset(const std::string& name);
 std::vector<std::string> preset_names();
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
 
 inline uint64_t splitmix64(uint64_t& x) {
   uint64_t z = (x += 0x9E3779B97F4A7C15ull);
@@ -61,4 +61,4 @@ class NormalRng {
   bool have_spare_ = false;
 };
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth

@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include "gguf/file.h"
-#include "model/synth.h"
 #include "support/test_paths.h"
+#include "synth/synth.h"
 #include "tensor/quant.h"
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
 namespace {
+
+using model::Llama3RopeScaling;
+using model::ModelConfig;
 
 // The golden files' "shape A" (see ../shared/golden/models/README.md).
 ModelConfig shape_a(const std::string& arch) {
@@ -124,4 +127,4 @@ TEST(Synth, RejectsBadConfigs) {
 }
 
 }  // namespace
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth

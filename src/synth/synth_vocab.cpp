@@ -1,4 +1,4 @@
-#include "model/synth_vocab.h"
+#include "synth/synth_vocab.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +10,7 @@
 #include "tokenizer/vocab_gguf.h"
 #include "tokenizer/vocab_hf.h"
 
-namespace nanoserve::model {
+namespace nanoserve::synth {
 namespace {
 
 constexpr const char* kChatMlTemplate =
@@ -63,4 +63,4 @@ std::vector<std::pair<std::string, gguf::Value>> synth_vocab_metadata(const std:
   return entries;
 }
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::synth
