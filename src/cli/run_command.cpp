@@ -1,7 +1,6 @@
 // `nanoserve run -m MODEL.gguf -p "prompt"`: generates text in-process and streams it to
 // stdout, then prints one timing line (to stderr, so stdout holds only the text).
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "engine/sampler.h"
+#include "machine/peak_rss.h"
 #include "model/model.h"
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/tokenizer.h"
@@ -51,11 +51,7 @@ std::vector<int32_t> chat_prompt(const tokenizer::Tokenizer& tok, const std::str
   return ids;
 }
 
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
-}
+double peak_rss_mb() { return machine::peak_rss_bytes() / 1048576.0; }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 

@@ -6,9 +6,10 @@
 #include <numeric>
 #include <vector>
 
-#include "kernels/bandwidth.h"
+#include "kernels/thread_pool.h"
+#include "machine/bandwidth.h"
 
-namespace nanoserve::kernels {
+namespace nanoserve::machine {
 namespace {
 
 // bench-engine reads a model's weights between decode steps to measure the bandwidth decode
@@ -19,7 +20,7 @@ TEST(Bandwidth, ReadRegionReadsEveryByteOnceOnEveryTarget) {
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
   bytes.back() = 255;
   for (int threads : {1, 2, 3}) {
-    ThreadPool pool(threads);
+    kernels::ThreadPool pool(threads);
     for (size_t size : {size_t{0}, size_t{1}, size_t{63}, size_t{16384}, size_t{16385}, bytes.size()}) {
       const std::span<const uint8_t> region(bytes.data() + bytes.size() - size, size);
       const uint64_t expected = std::accumulate(region.begin(), region.end(), uint64_t{0});
@@ -36,4 +37,4 @@ TEST(Bandwidth, ReadRegionReadsEveryByteOnceOnEveryTarget) {
 }
 
 }  // namespace
-}  // namespace nanoserve::kernels
+}  // namespace nanoserve::machine

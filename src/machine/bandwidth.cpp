@@ -1,12 +1,12 @@
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels/bandwidth.cpp"
+#define HWY_TARGET_INCLUDE "machine/bandwidth.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
-#include "kernels/bandwidth.h"
+#include "machine/bandwidth.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace nanoserve::kernels {
+namespace nanoserve::machine {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -31,7 +31,7 @@ uint64_t SumBytes(const uint8_t* p, size_t n) {
 }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace nanoserve::kernels
+}  // namespace nanoserve::machine
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
@@ -40,12 +40,13 @@ HWY_AFTER_NAMESPACE();
 #include <vector>
 
 #include "kernels/huge_pages.h"
+#include "kernels/thread_pool.h"
 
-namespace nanoserve::kernels {
+namespace nanoserve::machine {
 
 HWY_EXPORT(SumBytes);
 
-RegionRead read_region(ThreadPool& pool, std::span<const uint8_t> region) {
+RegionRead read_region(kernels::ThreadPool& pool, std::span<const uint8_t> region) {
   constexpr size_t kBlock = 16 * 1024;  // bytes per task
   const size_t n_blocks = (region.size() + kBlock - 1) / kBlock;
   std::vector<uint64_t> sums(pool.size(), 0);  // per thread, so that the reads are kept
@@ -61,9 +62,9 @@ RegionRead read_region(ThreadPool& pool, std::span<const uint8_t> region) {
   return {static_cast<double>(region.size()) / s, checksum};
 }
 
-double read_bandwidth(ThreadPool& pool, size_t bytes, int passes) {
+double read_bandwidth(kernels::ThreadPool& pool, size_t bytes, int passes) {
   // In huge pages where the kernel allows, as the model's weights are (gguf::File).
-  HugePageBuffer area(std::max<size_t>(bytes, 1));
+  kernels::HugePageBuffer area(std::max<size_t>(bytes, 1));
   std::fill(area.data(), area.data() + area.size(), uint8_t{1});  // written once, so every page is real
   double best = 0.0;
   for (int pass = 0; pass < passes; ++pass)
@@ -71,5 +72,10 @@ double read_bandwidth(ThreadPool& pool, size_t bytes, int passes) {
   return best;
 }
 
-}  // namespace nanoserve::kernels
+double read_bandwidth(int threads, size_t bytes, int passes) {
+  kernels::ThreadPool pool(threads);
+  return read_bandwidth(pool, bytes, passes);
+}
+
+}  // namespace nanoserve::machine
 #endif
