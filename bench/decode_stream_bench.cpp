@@ -1,7 +1,7 @@
 // Decode's weight traffic without the rest of a forward pass: one activation row against a
 // stream of weight matrices (interleaved where the type is) larger than the last-level cache, on the pool's
 // threads, as a decode step reads them. Reports weight GB/s and its fraction of the memory read
-// bandwidth measured in the same process (kernels::read_bandwidth, as bench-engine does):
+// bandwidth measured in the same process (machine::read_bandwidth, as bench-engine does):
 // how close each weight type's kernel comes to the machine's limit when streaming.
 //   type/...: one type on a 0.5B-like shape (896 × 4864 for floats and blocks of 32, 4864 × 896 for the
 //             K-quants, whose 256-element super-blocks need the longer rows), 512 MB;
@@ -20,9 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/bandwidth.h"
 #include "kernels/huge_pages.h"
 #include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+#include "machine/bandwidth.h"
 #include "tensor/quant.h"
 
 namespace nanoserve::kernels {
@@ -108,7 +109,7 @@ void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
   std::vector<float> x(max_in), out(3 * max_out);
   for (auto& v : x) v = dist(rng);
   Activations acts;
-  const double bandwidth = read_bandwidth(pool, 1ull << 30, kBandwidthPasses);
+  const double bandwidth = machine::read_bandwidth(pool, 1ull << 30, machine::kBandwidthPasses);
   for (auto _ : state) {
     for (const auto& m : matrices) {
       acts.set(x.data(), 1, m[0].n_in, m[0].n_in);

@@ -9,10 +9,10 @@
 #include "gguf/file.h"
 #include "gguf/file_type.h"
 #include "model/model.h"
-#include "model/presets.h"
-#include "model/synth.h"
+#include "synth/presets.h"
+#include "synth/synth.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::bench {
 namespace {
@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 bool ends_inside_a_character(std::string_view bytes) {
   if (bytes.empty()) return true;
   for (size_t pos = 0; pos < bytes.size();) {
-    const tokenizer::Utf8Char c = tokenizer::decode_utf8(bytes, pos);
-    if (c.status == tokenizer::Utf8Status::kTruncated) return true;
+    const utf8::Char c = utf8::decode(bytes, pos);
+    if (c.status == utf8::Status::kTruncated) return true;
     pos += c.length;
   }
   return false;
@@ -82,7 +82,7 @@ ModelSpec parse_model_spec(const std::string& text) {
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
     throw std::invalid_argument("expected preset:type (e.g. qwen2.5-0.5b:Q8_0), got '" + text + "'");
   ModelSpec spec{text.substr(0, colon), text.substr(colon + 1)};
-  model::preset(spec.preset);  // throws, listing the known presets
+  synth::preset(spec.preset);  // throws, listing the known presets
   if (!gguf::file_type_by_name(spec.type))
     throw std::invalid_argument("unknown weight type '" + spec.type + "' in '" + text + "' (Q8_0, Q4_K_M, F16, ...)");
   return spec;
@@ -103,7 +103,7 @@ bool synth_model_cached(const ModelSpec& spec) { return fs::exists(synth_model_p
 
 double synth_units(const ModelSpec& spec) {
   if (synth_model_cached(spec)) return 0;
-  const model::ModelConfig c = model::preset(spec.preset);
+  const model::ModelConfig c = synth::preset(spec.preset);
   const double per_layer = static_cast<double>(c.n_embd) * (2.0 * c.q_dim() + 2.0 * c.kv_dim() + 3.0 * c.n_ff);
   const double params = static_cast<double>(c.n_vocab) * c.n_embd + c.n_layer * per_layer;
   return params / 5e5;  // about a minute per 0.5B parameters on 2 cores
@@ -119,15 +119,15 @@ std::string cached_synth_model(const ModelSpec& spec, const std::string& tokeniz
                              " (give --tokenizers DIR holding qwen2_5/, qwen3/, llama3/ tokenizer.json files)");
   fs::create_directories(path.parent_path());
   if (on_synth) on_synth(path.string());
-  model::SynthOptions o;
-  o.config = model::preset(spec.preset);
+  synth::SynthOptions o;
+  o.config = synth::preset(spec.preset);
   o.name = spec.preset + "-synth-" + spec.type;
   o.type = spec.type;
   o.tokenizer_json = tokenizer.string();
   // Written beside its final name, then renamed: an interrupted synthesis leaves no half file.
   o.out_path = path.string() + "." + std::to_string(getpid()) + ".tmp";
   try {
-    model::synthesize(o);
+    synth::synthesize(o);
   } catch (...) {
     std::error_code ignored;
     fs::remove(o.out_path, ignored);

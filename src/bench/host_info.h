@@ -2,19 +2,13 @@
 // runs can be told apart and compared: date, CPU model, cores, RAM, OS, git sha, build type.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
-#include <cstdint>
 #include <string>
+
+#include "machine/host.h"
 
 namespace nanoserve::bench {
 
-struct HostInfo {
-  std::string cpu;            // /proc/cpuinfo "model name"
-  int logical_cores = 0;
-  int physical_cores = 0;
-  int64_t ram_bytes = 0;      // MemTotal
-  std::string os;             // PRETTY_NAME of /etc/os-release, and the kernel release
+struct HostInfo : machine::Host {
   std::string git_sha;        // HEAD of the working directory's repository, "+dirty" when src/ has changes
   std::string build_type;     // CMAKE_BUILD_TYPE of this binary (and "+sanitizers")
 };

@@ -12,8 +12,7 @@
 
 #include "bench/interrupt.h"
 #include "bench/phases.h"
-#include "kernels/bandwidth.h"
-#include "kernels/thread_pool.h"
+#include "machine/bandwidth.h"
 
 namespace nanoserve::bench {
 namespace {
@@ -35,8 +34,7 @@ double planned(const SuiteOptions& o) {
 // The best of read_bandwidth's passes on the suite's thread count, while the model's server idles.
 double measure_bandwidth(SuiteEnv& env, const std::string& label) {
   env.progress().note(label + ": measuring the memory read bandwidth");
-  kernels::ThreadPool pool(env.threads());
-  const double bandwidth = kernels::read_bandwidth(pool);
+  const double bandwidth = machine::read_bandwidth(env.threads());
   env.progress().advance(kBandwidthUnits, label);
   return bandwidth;
 }

@@ -113,7 +113,7 @@ Section models_section(const SuiteRows& rows) {
   s.markdown = fmt::format("Random-weight models of real shapes (`nanoserve synth`), one server each, {}. Decode: {} "
                            "requests per model generating {} tokens after a {}-token prompt; TTFT: {} requests per "
                            "model with a {}-token prompt. Weights read = decode tok/s × bytes one decode step reads; "
-                           "read bandwidth = this machine's (`kernels/bandwidth.h`), the better of two measurements "
+                           "read bandwidth = this machine's (`machine/bandwidth.h`), the better of two measurements "
                            "just before and just after the model's decode requests: other tenants of a shared "
                            "machine change it within seconds.\n\n",
                            threads, decode_rows / points.size(), decode_row["max_tokens"].get<int>(),

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "bench/interrupt.h"
-#include "kernels/thread_pool.h"
+#include "machine/host.h"
 
 namespace nanoserve::bench {
 
@@ -14,7 +14,7 @@ SuiteEnv::SuiteEnv(SuiteOptions options, HostInfo host, std::string run_id, Prog
       host_(std::move(host)),
       run_id_(std::move(run_id)),
       progress_(progress),
-      threads_(options_.threads > 0 ? options_.threads : kernels::ThreadPool::physical_cores()) {}
+      threads_(options_.threads > 0 ? options_.threads : machine::physical_cores()) {}
 
 const BenchModel& SuiteEnv::inspected(const std::string& path, const std::string& preset) {
   auto& slot = models_[path];

@@ -11,7 +11,6 @@
 // --profile adds where a decode step's time goes: each op's share of the forward pass and the
 // bytes per second it read (model/op_profile.h), over every measured decode step.
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +21,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "kernels/bandwidth.h"
+#include "machine/bandwidth.h"
+#include "machine/host.h"
+#include "machine/peak_rss.h"
 #include "model/model.h"
 
 namespace nanoserve::cli {
@@ -56,7 +57,7 @@ int32_t argmax(std::span<const float> row) {
 }
 
 // One read of all the model's weights on its own threads, in bytes per second.
-double read_weights(model::Model& m) { return kernels::read_region(m.pool(), m.file().tensor_data()).bytes_per_s; }
+double read_weights(model::Model& m) { return machine::read_region(m.pool(), m.file().tensor_data()).bytes_per_s; }
 
 // For each of `n_seq` sequences one prefill of the prompt, then `n` greedy decode steps that
 // advance every sequence by one row, on a fresh cache. Rates count the tokens of all sequences.
@@ -129,7 +130,7 @@ Summary summarize(std::vector<double> v) {
 void run_bench(const BenchArgs& a) {
   if (a.prompt < 1 || a.generate < 1 || a.repeats < 1) throw std::invalid_argument("-p, -n and -r must be positive");
   if (a.batch < 1 || a.batch > 256) throw std::invalid_argument("-b must be between 1 and 256");
-  const int threads = a.threads > 0 ? a.threads : kernels::ThreadPool::physical_cores();
+  const int threads = a.threads > 0 ? a.threads : machine::physical_cores();
   model::Model m(a.model, {.threads = threads});
   const model::ModelConfig& c = m.config();
   std::mt19937 rng(1234);
@@ -150,21 +151,20 @@ void run_bench(const BenchArgs& a) {
   const double kv_bytes =
       static_cast<double>(model::kv_bytes_per_position(c)) * (a.prompt + a.generate / 2.0) * a.batch;
   const double step_bytes = static_cast<double>(m.weight_bytes_per_token()) + kv_bytes;
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);  // before the bandwidth test's buffer inflates it
+  const int64_t peak_rss = machine::peak_rss_bytes();  // before the bandwidth test's buffer inflates it
   // Fewer than kReadEvery steps per run: reads now, the nearest to decode there are.
   const bool read_after = reads.empty();
   if (read_after)
-    for (int i = 0; i < kernels::kBandwidthPasses; ++i) reads.push_back(read_weights(m));
+    for (int i = 0; i < machine::kBandwidthPasses; ++i) reads.push_back(read_weights(m));
   const Summary bw = summarize(reads);
-  const double apart = kernels::read_bandwidth(m.pool());
+  const double apart = machine::read_bandwidth(m.pool());
 
   fmt::print("model      {} ({}, {} layers, {:.1f} MB read per decode step), {} threads\n", a.model, c.arch, c.n_layer,
              step_bytes / 1e6, m.threads());
   fmt::print("bandwidth  {:.1f} GB/s median (min {:.1f}, max {:.1f}) of {} reads of the weights {}\n", bw.median / 1e9,
              bw.min / 1e9, bw.max / 1e9, reads.size(), read_after ? "after decode" : "between decode steps");
   fmt::print("           {:.1f} GB/s best of {} reads of 1 GiB after decode (vector reads on {} threads)\n", apart / 1e9,
-             kernels::kBandwidthPasses, threads);
+             machine::kBandwidthPasses, threads);
   fmt::print("prefill    {} tokens: {:.1f} tok/s median (min {:.1f}, max {:.1f}) over {} runs\n", a.prompt, p.median,
              p.min, p.max, a.repeats);
   const double steps_per_s = d.median / a.batch;
@@ -176,7 +176,7 @@ void run_bench(const BenchArgs& a) {
   if (a.batch > 1)
     fmt::print("batch      {} sequences per step: {:.1f} ms per step, {:.1f} GMAC/s\n", a.batch, 1e3 / steps_per_s,
                macs_per_row(c) * d.median / 1e9);
-  fmt::print("peak RSS   {:.1f} MB\n", usage.ru_maxrss / 1024.0);
+  fmt::print("peak RSS   {:.1f} MB\n", peak_rss / 1048576.0);
   if (a.profile) print_profile(profile);
 }
 

@@ -16,7 +16,7 @@
 #include "cli/commands.h"
 #include "engine/engine_factory.h"
 #include "engine/prompt.h"
-#include "kernels/thread_pool.h"
+#include "machine/host.h"
 
 namespace nanoserve::cli {
 namespace {
@@ -54,7 +54,7 @@ void run_generate(RunArgs a) {
   std::unique_ptr<engine::Engine> engine = engine::make_engine(a.engine);
   const tokenizer::Tokenizer& tok = engine->tokenizer();
   if (a.chat) {
-    tokenizer::ChatTemplateInputs inputs;
+    templates::ChatTemplateInputs inputs;
     inputs.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", a.prompt}}});
     a.request.prompt =
         engine::chat_prompt_tokens(engine::model_chat_template(engine->chat_template(), tok), tok, inputs);
@@ -76,7 +76,7 @@ void run_generate(RunArgs a) {
     std::fputs("\n", stdout);
     std::fflush(stdout);  // the text before the timing line on a shared terminal
     const engine::RequestStats& s = event->stats;
-    const int threads = a.engine.threads > 0 ? a.engine.threads : kernels::ThreadPool::physical_cores();
+    const int threads = a.engine.threads > 0 ? a.engine.threads : machine::physical_cores();
     fmt::print(stderr,
                "prompt {} tokens | TTFT {:.1f} ms | prefill {:.1f} tok/s | decode {:.1f} tok/s ({} tokens) | {} threads "
                "| peak RSS {:.1f} MB | {} engine, context {}, finish: {}\n",

@@ -17,9 +17,9 @@
 
 #include "cli/commands.h"
 #include "engine/engine_factory.h"
-#include "model/synth.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
+#include "synth/synth.h"
 
 namespace nanoserve::cli {
 namespace {
@@ -48,7 +48,7 @@ std::string demo_model() {
              path.string());
   if (fs::exists(path)) return path.string();
   fs::create_directories(path.parent_path());
-  model::SynthOptions o;
+  synth::SynthOptions o;
   o.config = {.arch = "qwen3", .n_layer = 8, .n_embd = 512, .n_ff = 1536, .n_head = 8, .n_head_kv = 4,
               .head_dim = 64, .n_vocab = 259, .n_ctx_train = 4096, .rope_base = 1000000.0f, .rms_eps = 1e-6f,
               .tied_output = true, .rope_scaling = std::nullopt};
@@ -57,7 +57,7 @@ std::string demo_model() {
   // Written beside its final name, then renamed: a concurrent start never reads half a file.
   o.out_path = path.string() + fmt::format(".{}.tmp", getpid());
   const auto start = std::chrono::steady_clock::now();
-  model::synthesize(o);
+  synth::synthesize(o);
   fs::rename(o.out_path, path);
   fmt::print(stderr, "nanoserve: wrote the demo model in {:.1f} s\n",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

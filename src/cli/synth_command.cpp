@@ -7,8 +7,9 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
-#include "model/presets.h"
-#include "model/synth.h"
+#include "model/config.h"
+#include "synth/presets.h"
+#include "synth/synth.h"
 
 namespace nanoserve::cli {
 namespace {
@@ -17,7 +18,7 @@ struct SynthArgs {
   std::string arch;
   std::string preset;
   std::string dims;
-  model::SynthOptions options;
+  synth::SynthOptions options;
 };
 
 // A small model of the golden files' shape, for when neither --preset nor --dims says more.
@@ -60,9 +61,9 @@ void apply_dims(model::ModelConfig& c, const std::string& spec) {
 }
 
 void run_synth(SynthArgs& a) {
-  model::SynthOptions& o = a.options;
+  synth::SynthOptions& o = a.options;
   if (!a.preset.empty()) {
-    o.config = model::preset(a.preset);
+    o.config = synth::preset(a.preset);
     if (!a.arch.empty() && a.arch != o.config.arch)
       throw std::invalid_argument("--arch " + a.arch + " contradicts preset " + a.preset + " (" + o.config.arch + ")");
   } else {
@@ -71,7 +72,7 @@ void run_synth(SynthArgs& a) {
   }
   if (!a.dims.empty()) apply_dims(o.config, a.dims);
   if (o.name.empty()) o.name = (a.preset.empty() ? o.config.arch : a.preset) + "-synth-" + o.type;
-  model::SynthReport r = model::synthesize(o);
+  synth::SynthReport r = synth::synthesize(o);
   fmt::print("wrote {}: {} {}, {:.1f}M parameters, {} tensors, {:.1f} MB (random weights, seed {})\n", o.out_path,
              o.config.arch, o.type, r.n_params / 1e6, r.n_tensors, r.file_bytes / 1e6, o.seed);
 }
@@ -82,7 +83,7 @@ void add_synth_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("synth", "Write a random-weight model with a real model's shape and layout");
   auto a = std::make_shared<SynthArgs>();
   std::string presets;
-  for (const auto& p : model::preset_names()) presets += (presets.empty() ? "" : ", ") + p;
+  for (const auto& p : synth::preset_names()) presets += (presets.empty() ? "" : ", ") + p;
   cmd->add_option("--arch", a->arch, "Architecture: llama, qwen2, qwen3");
   cmd->add_option("--preset", a->preset, "Shape of a released model: " + presets);
   cmd->add_option("--dims", a->dims, "Override shape: layers=,embd=,ff=,heads=,kv_heads=,head_dim=,vocab=,ctx=,tied=");

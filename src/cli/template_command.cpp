@@ -15,7 +15,7 @@
 #include "engine/model_metadata.h"
 #include "engine/prompt.h"
 #include "gguf/file.h"
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nanoserve::cli {
@@ -37,16 +37,16 @@ std::string read_template_file(const std::string& path) {
 }
 
 // The model's chat template by the rule the server follows (engine::model_chat_template).
-tokenizer::ChatTemplate load_from_gguf(const std::string& path) {
+templates::ChatTemplate load_from_gguf(const std::string& path) {
   const gguf::File file = gguf::File::open(path);
   return engine::model_chat_template(engine::chat_template(file.metadata()),
                                      tokenizer::Tokenizer::from_gguf(file.metadata()));
 }
 
-tokenizer::ChatTemplateInputs parse_inputs(const std::string& line) {
+templates::ChatTemplateInputs parse_inputs(const std::string& line) {
   const auto in = nlohmann::ordered_json::parse(line);
   if (!in.is_object()) throw std::invalid_argument("expected a JSON object");
-  tokenizer::ChatTemplateInputs inputs;
+  templates::ChatTemplateInputs inputs;
   for (const auto& [key, value] : in.items()) {
     if (key == "messages") {
       if (!value.is_array()) throw std::invalid_argument("\"messages\" must be an array");
@@ -68,9 +68,9 @@ tokenizer::ChatTemplateInputs parse_inputs(const std::string& line) {
 }
 
 void run_template(const TemplateArgs& a) {
-  const tokenizer::ChatTemplate chat_template = a.template_file.empty()
+  const templates::ChatTemplate chat_template = a.template_file.empty()
                                                     ? load_from_gguf(a.model)
-                                                    : tokenizer::ChatTemplate(read_template_file(a.template_file),
+                                                    : templates::ChatTemplate(read_template_file(a.template_file),
                                                                               a.bos, a.eos);
   std::string line;
   for (size_t line_no = 1; std::getline(std::cin, line); ++line_no) {

@@ -1,20 +1,14 @@
 #include "engine/generation.h"
 
-#include <sys/resource.h>
-
 #include <stdexcept>
 #include <utility>
+
+#include "machine/peak_rss.h"
 
 namespace nanoserve::engine {
 namespace {
 
 double milliseconds(Generation::Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-int64_t peak_rss_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
-}
 
 Event text_event(std::string text, std::vector<int32_t> tokens) {
   Event e;
@@ -140,7 +134,7 @@ RequestStats Generation::stats() const {
   } else if (!was_admitted) {
     s.queue_ms = milliseconds(Clock::now() - submitted_);  // dropped while waiting
   }
-  s.peak_memory_bytes = peak_rss_bytes();
+  s.peak_memory_bytes = machine::peak_rss_bytes();
   s.kv_blocks = kv_blocks_;
   s.kv_peak_bytes = kv_peak_bytes_;
   return s;

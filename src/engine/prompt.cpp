@@ -12,17 +12,17 @@ std::string token_text(const tokenizer::Tokenizer& tokenizer, std::optional<int3
 
 }  // namespace
 
-tokenizer::ChatTemplate model_chat_template(const std::string& source, const tokenizer::Tokenizer& tokenizer) {
+templates::ChatTemplate model_chat_template(const std::string& source, const tokenizer::Tokenizer& tokenizer) {
   if (source.empty()) {
     std::fprintf(stderr, "nanoserve: the model has no chat template; chat prompts use ChatML\n");
-    return tokenizer::ChatTemplate::chatml();
+    return templates::ChatTemplate::chatml();
   }
   try {
-    return tokenizer::ChatTemplate(source, token_text(tokenizer, tokenizer.bos_id()),
+    return templates::ChatTemplate(source, token_text(tokenizer, tokenizer.bos_id()),
                                    token_text(tokenizer, tokenizer.eos_id()));
-  } catch (const tokenizer::ChatTemplateError& e) {
+  } catch (const templates::ChatTemplateError& e) {
     std::fprintf(stderr, "nanoserve: cannot read the model's chat template (%s); chat prompts use ChatML\n", e.what());
-    return tokenizer::ChatTemplate::chatml();
+    return templates::ChatTemplate::chatml();
   }
 }
 
@@ -33,9 +33,9 @@ std::vector<int32_t> text_prompt_tokens(const tokenizer::Tokenizer& tokenizer, c
   return ids;
 }
 
-std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_template,
+std::vector<int32_t> chat_prompt_tokens(const templates::ChatTemplate& chat_template,
                                         const tokenizer::Tokenizer& tokenizer,
-                                        const tokenizer::ChatTemplateInputs& inputs) {
+                                        const templates::ChatTemplateInputs& inputs) {
   return text_prompt_tokens(tokenizer, chat_template.render(inputs));
 }
 

@@ -9,21 +9,21 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nanoserve::engine {
 
 // The chat template a model speaks: its own (`source`, from tokenizer.chat_template), or ChatML
 // when it has none or one the interpreter cannot read; a line on stderr then says so and why.
-tokenizer::ChatTemplate model_chat_template(const std::string& source, const tokenizer::Tokenizer& tokenizer);
+templates::ChatTemplate model_chat_template(const std::string& source, const tokenizer::Tokenizer& tokenizer);
 
 std::vector<int32_t> text_prompt_tokens(const tokenizer::Tokenizer& tokenizer, const std::string& text);
 
-// The messages rendered by the template (throws tokenizer::ChatTemplateError), then tokenized as
+// The messages rendered by the template (throws templates::ChatTemplateError), then tokenized as
 // text_prompt_tokens does.
-std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_template,
+std::vector<int32_t> chat_prompt_tokens(const templates::ChatTemplate& chat_template,
                                         const tokenizer::Tokenizer& tokenizer,
-                                        const tokenizer::ChatTemplateInputs& inputs);
+                                        const templates::ChatTemplateInputs& inputs);
 
 }  // namespace nanoserve::engine

@@ -10,16 +10,16 @@
 
 namespace nanoserve::server {
 
-std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_template,
+std::vector<int32_t> chat_prompt_tokens(const templates::ChatTemplate& chat_template,
                                         const tokenizer::Tokenizer& tokenizer, const ChatRequest& request) {
-  tokenizer::ChatTemplateInputs inputs;
+  templates::ChatTemplateInputs inputs;
   inputs.messages = request.messages;
   inputs.tools = request.tools;
   inputs.add_generation_prompt = true;
   inputs.extra = request.template_kwargs;
   try {
     return engine::chat_prompt_tokens(chat_template, tokenizer, inputs);
-  } catch (const tokenizer::ChatTemplateError& e) {
+  } catch (const templates::ChatTemplateError& e) {
     throw invalid_request(fmt::format("the model's chat template cannot render these messages: {}", e.what()),
                           "messages", "chat_template_error");
   }

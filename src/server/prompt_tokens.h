@@ -7,13 +7,13 @@
 
 #include "server/chat_request.h"
 #include "server/completion_request.h"
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nanoserve::server {
 
 // Throws ApiError (400, param "messages") when the template refuses the messages.
-std::vector<int32_t> chat_prompt_tokens(const tokenizer::ChatTemplate& chat_template,
+std::vector<int32_t> chat_prompt_tokens(const templates::ChatTemplate& chat_template,
                                         const tokenizer::Tokenizer& tokenizer, const ChatRequest& request);
 
 // Text as engine::text_prompt_tokens encodes it; token ids as given, checked against the

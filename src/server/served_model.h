@@ -8,7 +8,7 @@
 
 #include "engine/engine.h"
 #include "server/generation_request.h"
-#include "tokenizer/chat_template.h"
+#include "template/chat_template.h"
 
 namespace nanoserve::server {
 
@@ -18,14 +18,14 @@ class ServedModel {
   explicit ServedModel(std::unique_ptr<engine::Engine> engine);
 
   engine::Engine& engine() const { return *engine_; }
-  const tokenizer::ChatTemplate& chat_template() const { return chat_template_; }
+  const templates::ChatTemplate& chat_template() const { return chat_template_; }
   const std::string& name() const { return name_; }
   int64_t created() const { return created_; }  // Unix seconds when it was loaded
   ModelBounds bounds() const;
 
  private:
   std::unique_ptr<engine::Engine> engine_;
-  tokenizer::ChatTemplate chat_template_;
+  templates::ChatTemplate chat_template_;
   std::string name_;
   int64_t created_;
 };

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer {
 namespace {
@@ -36,7 +36,7 @@ char32_t byte_to_stand_in(uint8_t byte) { return kStandIns[byte]; }
 std::string byte_level_encode(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 2);
-  for (const char c : bytes) append_utf8(out, kStandIns[static_cast<uint8_t>(c)]);
+  for (const char c : bytes) utf8::append(out, kStandIns[static_cast<uint8_t>(c)]);
   return out;
 }
 
@@ -44,8 +44,8 @@ std::optional<std::string> byte_level_decode(std::string_view stored) {
   std::string bytes;
   bytes.reserve(stored.size());
   for (size_t pos = 0; pos < stored.size();) {
-    const Utf8Char c = decode_utf8(stored, pos);
-    if (c.status != Utf8Status::kValid || c.code_point >= kStandInLimit || kBytesOfStandIns[c.code_point] < 0)
+    const utf8::Char c = utf8::decode(stored, pos);
+    if (c.status != utf8::Status::kValid || c.code_point >= kStandInLimit || kBytesOfStandIns[c.code_point] < 0)
       return std::nullopt;
     bytes += static_cast<char>(kBytesOfStandIns[c.code_point]);
     pos += c.length;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer {
 namespace {
@@ -142,8 +142,8 @@ bool may_need_nfc(std::string_view text) {
       ++pos;
       continue;
     }
-    const Utf8Char c = decode_utf8(text, pos);
-    if (c.status == Utf8Status::kValid && in_quick_check_set(c.code_point)) return true;
+    const utf8::Char c = utf8::decode(text, pos);
+    if (c.status == utf8::Status::kValid && in_quick_check_set(c.code_point)) return true;
     pos += c.length;
   }
   return false;
@@ -153,8 +153,8 @@ std::string nfc_normalize(std::string_view text) {
   std::vector<char32_t> cps;
   cps.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
-    const Utf8Char c = decode_utf8(text, pos);
-    if (c.status == Utf8Status::kValid) {
+    const utf8::Char c = utf8::decode(text, pos);
+    if (c.status == utf8::Status::kValid) {
       decompose_into(c.code_point, cps);
     } else {
       for (uint32_t i = 0; i < c.length; ++i) cps.push_back(kRawByteBase + static_cast<uint8_t>(text[pos + i]));
@@ -170,7 +170,7 @@ std::string nfc_normalize(std::string_view text) {
     if (cp >= kRawByteBase)
       out += static_cast<char>(cp - kRawByteBase);
     else
-      append_utf8(out, cp);
+      utf8::append(out, cp);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer {
 namespace {
@@ -24,8 +25,8 @@ struct CharAt {
 CharAt char_at(std::string_view text, size_t pos) {
   const auto byte = static_cast<uint8_t>(text[pos]);
   if (byte < 0x80) return {byte, 1, char_class(byte)};
-  const Utf8Char c = decode_utf8(text, pos);
-  return {c.code_point, c.length, c.status == Utf8Status::kValid ? char_class(c.code_point) : CharClass::kOther};
+  const utf8::Char c = utf8::decode(text, pos);
+  return {c.code_point, c.length, c.status == utf8::Status::kValid ? char_class(c.code_point) : CharClass::kOther};
 }
 
 bool is_newline(char32_t cp) { return cp == '\r' || cp == '\n'; }

@@ -1,6 +1,6 @@
 #include "tokenizer/stream_decoder.h"
 
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer {
 
@@ -9,12 +9,12 @@ std::string StreamDecoder::push(int32_t id) {
   std::string complete;
   size_t pos = 0;
   while (pos < pending_.size()) {
-    const Utf8Char c = decode_utf8(pending_, pos);
-    if (c.status == Utf8Status::kTruncated) break;
-    if (c.status == Utf8Status::kValid)
+    const utf8::Char c = utf8::decode(pending_, pos);
+    if (c.status == utf8::Status::kTruncated) break;
+    if (c.status == utf8::Status::kValid)
       complete.append(pending_, pos, c.length);
     else
-      complete += kReplacementCharacter;
+      complete += utf8::kReplacementCharacter;
     pos += c.length;
   }
   pending_.erase(0, pos);
@@ -22,7 +22,7 @@ std::string StreamDecoder::push(int32_t id) {
 }
 
 std::string StreamDecoder::flush() {
-  std::string rest = pending_.empty() ? std::string() : std::string(kReplacementCharacter);
+  std::string rest = pending_.empty() ? std::string() : std::string(utf8::kReplacementCharacter);
   pending_.clear();
   return rest;
 }

@@ -12,8 +12,8 @@
 
 #include "gguf/writer.h"
 #include "model/model.h"
-#include "model/synth.h"
 #include "support/test_paths.h"
+#include "synth/synth.h"
 
 namespace nanoserve::model {
 namespace {
@@ -311,9 +311,9 @@ TEST(ModelForward, UsesRopeFreqs) {
   ModelConfig c = ModelConfig{.arch = "llama", .n_layer = 2, .n_embd = 256, .n_ff = 512, .n_head = 4, .n_head_kv = 2,
                               .head_dim = 64, .n_vocab = 512, .n_ctx_train = 4096, .rope_base = 500000.0f,
                               .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = Llama3RopeScaling{}};
-  SynthOptions o{.config = c, .name = "rope", .type = "Q8_0", .out_path = temp_path("rope"), .tokenizer_json = "",
-                 .seed = 3, .threads = 1};
-  synthesize(o);
+  synth::SynthOptions o{.config = c, .name = "rope", .type = "Q8_0", .out_path = temp_path("rope"),
+                        .tokenizer_json = "", .seed = 3, .threads = 1};
+  synth::synthesize(o);
   const std::string ones = edited_copy(o.out_path, "rope-ones", {}, [](TensorCopy& t) {
     if (t.name == "rope_freqs.weight")
       for (size_t i = 0; i < t.bytes.size(); i += 4) std::memcpy(&t.bytes[i], "\x00\x00\x80\x3f", 4);  // 1.0f

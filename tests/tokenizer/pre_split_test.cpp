@@ -8,7 +8,7 @@
 #include "tokenizer/golden_data.h"
 #include "tokenizer/pcre2_splitter.h"
 #include "tokenizer/pre_split.h"
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer {
 namespace {
@@ -57,7 +57,7 @@ std::string random_text(std::mt19937& rng) {
   for (int i = length(rng); i > 0; --i) {
     char32_t cp = coin(rng) == 0 ? any(rng) : kInterestingCharacters[pick(rng)];
     if (cp >= 0xD800 && cp <= 0xDFFF) cp = 'x';  // surrogates are not characters
-    append_utf8(text, cp);
+    utf8::append(text, cp);
   }
   return text;
 }

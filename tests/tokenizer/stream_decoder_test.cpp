@@ -5,15 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/golden_data.h"
-#include "tokenizer/unicode.h"
+#include "utf8/utf8.h"
 
 namespace nanoserve::tokenizer {
 namespace {
 
 bool is_valid_utf8(std::string_view text) {
   for (size_t pos = 0; pos < text.size();) {
-    const Utf8Char c = decode_utf8(text, pos);
-    if (c.status != Utf8Status::kValid) return false;
+    const utf8::Char c = utf8::decode(text, pos);
+    if (c.status != utf8::Status::kValid) return false;
     pos += c.length;
   }
   return true;

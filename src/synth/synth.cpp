@@ -1,0 +1,199 @@
+#include "synth/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "gguf/writer.h"
+#include "model/weight_types.h"
+#include "synth/random.h"
+#include "synth/synth_vocab.h"
+#include "tensor/quant.h"
+
+namespace nanoserve::synth {
+namespace {
+
+using gguf::TensorType;
+using gguf::Value;
+using model::Llama3RopeScaling;
+using model::ModelConfig;
+using model::TensorRole;
+using model::TensorSlot;
+using model::WeightTypePlan;
+
+constexpr float kWeightStd = 0.02f;
+
+enum class Fill { Normal, NearOne, RopeFreqs };
+
+struct PlannedTensor {
+  std::string name;
+  TensorType type;
+  std::vector<uint64_t> dims;  // dims[0] = row length
+  Fill fill;
+};
+
+// Tensor names and shapes as llama.cpp's converter writes them (dims[0] = input size).
+std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePlan& plan) {
+  std::vector<PlannedTensor> out;
+  const uint32_t n_gqa = c.n_head / c.n_head_kv;
+  auto matrix = [&](std::string name, TensorRole role, uint32_t layer, uint64_t in, uint64_t rows) {
+    TensorSlot slot{role, layer, c.n_layer, in, n_gqa, c.tied_output};
+    out.push_back({std::move(name), plan.type_for(slot), {in, rows}, Fill::Normal});
+  };
+  auto vector = [&](std::string name, uint64_t n, Fill fill) {
+    out.push_back({std::move(name), TensorType::F32, {n}, fill});
+  };
+
+  matrix("token_embd.weight", TensorRole::TokenEmbd, 0, c.n_embd, c.n_vocab);
+  if (c.rope_scaling) vector("rope_freqs.weight", c.head_dim / 2, Fill::RopeFreqs);
+  for (uint32_t i = 0; i < c.n_layer; ++i) {
+    const std::string blk = "blk." + std::to_string(i) + ".";
+    vector(blk + "attn_norm.weight", c.n_embd, Fill::NearOne);
+    matrix(blk + "attn_q.weight", TensorRole::AttnQ, i, c.n_embd, c.q_dim());
+    matrix(blk + "attn_k.weight", TensorRole::AttnK, i, c.n_embd, c.kv_dim());
+    matrix(blk + "attn_v.weight", TensorRole::AttnV, i, c.n_embd, c.kv_dim());
+    if (c.has_qkv_bias()) {
+      vector(blk + "attn_q.bias", c.q_dim(), Fill::Normal);
+      vector(blk + "attn_k.bias", c.kv_dim(), Fill::Normal);
+      vector(blk + "attn_v.bias", c.kv_dim(), Fill::Normal);
+    }
+    if (c.has_qk_norm()) {
+      vector(blk + "attn_q_norm.weight", c.head_dim, Fill::NearOne);
+      vector(blk + "attn_k_norm.weight", c.head_dim, Fill::NearOne);
+    }
+    matrix(blk + "attn_output.weight", TensorRole::AttnOutput, i, c.q_dim(), c.n_embd);
+    vector(blk + "ffn_norm.weight", c.n_embd, Fill::NearOne);
+    matrix(blk + "ffn_gate.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff);
+    matrix(blk + "ffn_up.weight", TensorRole::FfnUp, i, c.n_embd, c.n_ff);
+    matrix(blk + "ffn_down.weight", TensorRole::FfnDown, i, c.n_ff, c.n_embd);
+  }
+  vector("output_norm.weight", c.n_embd, Fill::NearOne);
+  if (!c.tied_output) matrix("output.weight", TensorRole::Output, 0, c.n_embd, c.n_vocab);
+  return out;
+}
+
+// Llama 3 scaling as the converter bakes it into rope_freqs: a divisor of each rotary
+// frequency, 1 for short wavelengths, `factor` for long ones, a smooth blend between.
+std::vector<float> llama3_rope_factors(const ModelConfig& c) {
+  const Llama3RopeScaling& s = *c.rope_scaling;
+  const double low_wavelen = s.original_context / s.low_freq_factor;
+  const double high_wavelen = s.original_context / s.high_freq_factor;
+  std::vector<float> f;
+  for (uint32_t i = 0; i < c.head_dim / 2; ++i) {
+    double freq = 1.0 / std::pow(static_cast<double>(c.rope_base), 2.0 * i / c.head_dim);
+    double wavelen = 2 * M_PI / freq;
+    if (wavelen < high_wavelen) {
+      f.push_back(1.0f);
+    } else if (wavelen > low_wavelen) {
+      f.push_back(s.factor);
+    } else {
+      double smooth = (s.original_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+      f.push_back(static_cast<float>(1.0 / ((1 - smooth) / s.factor + smooth)));
+    }
+  }
+  return f;
+}
+
+void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightTypePlan& plan) {
+  const ModelConfig& c = o.config;
+  const std::string a = c.arch + ".";
+  w.set("general.architecture", Value::string(c.arch));
+  w.set("general.type", Value::string("model"));
+  w.set("general.name", Value::string(o.name));
+  w.set(a + "block_count", Value::u32(c.n_layer));
+  w.set(a + "context_length", Value::u32(c.n_ctx_train));
+  w.set(a + "embedding_length", Value::u32(c.n_embd));
+  w.set(a + "feed_forward_length", Value::u32(c.n_ff));
+  w.set(a + "attention.head_count", Value::u32(c.n_head));
+  w.set(a + "attention.head_count_kv", Value::u32(c.n_head_kv));
+  w.set(a + "rope.freq_base", Value::f32(c.rope_base));
+  w.set(a + "attention.layer_norm_rms_epsilon", Value::f32(c.rms_eps));
+  if (c.arch == "qwen3" || c.head_dim != c.n_embd / c.n_head) {
+    w.set(a + "attention.key_length", Value::u32(c.head_dim));
+    w.set(a + "attention.value_length", Value::u32(c.head_dim));
+  }
+  if (c.arch == "llama") {
+    w.set(a + "vocab_size", Value::u32(c.n_vocab));
+    w.set(a + "rope.dimension_count", Value::u32(c.head_dim));
+  }
+  w.set("general.file_type", Value::u32(plan.file_type.id));
+  w.set("general.quantization_version", Value::u32(2));
+}
+
+// Fills rows [row0, row1) of a tensor and converts them to its type. Each row has its own
+// random stream, so the result does not depend on how rows are split between threads.
+void make_rows(const PlannedTensor& t, uint64_t tensor_seed, uint64_t row0, uint64_t row1,
+               const std::vector<float>& rope_factors, uint8_t* dst) {
+  const uint64_t n = t.dims[0];
+  const uint64_t row_bytes = *gguf::row_bytes(t.type, n);
+  std::vector<float> row(n);
+  for (uint64_t r = row0; r < row1; ++r) {
+    NormalRng rng(tensor_seed, r);
+    for (uint64_t i = 0; i < n; ++i) {
+      switch (t.fill) {
+        case Fill::Normal: row[i] = kWeightStd * rng.next(); break;
+        case Fill::NearOne: row[i] = 1.0f + kWeightStd * rng.next(); break;
+        case Fill::RopeFreqs: row[i] = rope_factors[i]; break;
+      }
+    }
+    tensor::quantize_row(t.type, row.data(), dst + (r - row0) * row_bytes, static_cast<int64_t>(n));
+  }
+}
+
+}  // namespace
+
+SynthReport synthesize(const SynthOptions& o) {
+  o.config.validate();
+  const WeightTypePlan plan = WeightTypePlan::from_name(o.type);
+  const std::vector<PlannedTensor> tensors = plan_tensors(o.config, plan);
+  const std::vector<float> rope_factors = o.config.rope_scaling ? llama3_rope_factors(o.config) : std::vector<float>{};
+  const unsigned threads = std::max(1u, o.threads ? o.threads : std::thread::hardware_concurrency());
+
+  const std::string tmp_path = o.out_path + ".partial";
+  std::ofstream out(tmp_path, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write " + tmp_path);
+  gguf::Writer w(out);
+  set_model_metadata(w, o, plan);
+  for (auto& [key, value] : synth_vocab_metadata(o.tokenizer_json, o.config.n_vocab)) w.set(key, std::move(value));
+  for (const auto& t : tensors) w.add_tensor(t.name, t.type, t.dims);
+  w.write_header();
+
+  SynthReport report;
+  constexpr uint64_t kSliceBytes = 32 << 20;  // float rows generated per slice, across threads
+  std::vector<uint8_t> buffer;
+  for (size_t ti = 0; ti < tensors.size(); ++ti) {
+    const PlannedTensor& t = tensors[ti];
+    const uint64_t n_rows = t.dims.size() > 1 ? t.dims[1] : 1;
+    const uint64_t row_bytes = *gguf::row_bytes(t.type, t.dims[0]);
+    const uint64_t slice_rows = std::max<uint64_t>(1, kSliceBytes / (t.dims[0] * sizeof(float)));
+    const uint64_t tensor_seed = mix_seed(o.seed, t.name);
+    for (uint64_t r0 = 0; r0 < n_rows; r0 += slice_rows) {
+      const uint64_t r1 = std::min(n_rows, r0 + slice_rows);
+      buffer.resize((r1 - r0) * row_bytes);
+      const uint64_t per_thread = (r1 - r0 + threads - 1) / threads;
+      std::vector<std::thread> pool;
+      for (unsigned k = 0; k < threads; ++k) {
+        const uint64_t a = r0 + k * per_thread, b = std::min(r1, a + per_thread);
+        if (a >= b) break;
+        pool.emplace_back(make_rows, std::cref(t), tensor_seed, a, b, std::cref(rope_factors),
+                          buffer.data() + (a - r0) * row_bytes);
+      }
+      for (auto& th : pool) th.join();
+      w.write_data(buffer);
+    }
+    report.n_params += t.dims[0] * n_rows;
+    ++report.n_tensors;
+  }
+  w.finish();
+  out.close();
+  if (!out) throw std::runtime_error("write to " + tmp_path + " failed");
+  std::filesystem::rename(tmp_path, o.out_path);
+  report.file_bytes = std::filesystem::file_size(o.out_path);
+  return report;
+}
+
+}  // namespace nanoserve::synth

@@ -1,0 +1,130 @@
+// Synthesized models have llama.cpp's layout: the same metadata keys, tensor names, shapes
+// and per-tensor types as the golden files converted and quantized by llama.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <unistd.h>
+
+#include "gguf/file.h"
+#include "support/test_paths.h"
+#include "synth/synth.h"
+#include "tensor/quant.h"
+
+namespace nanoserve::synth {
+namespace {
+
+using model::Llama3RopeScaling;
+using model::ModelConfig;
+
+// The golden files' "shape A" (see ../shared/golden/models/README.md).
+ModelConfig shape_a(const std::string& arch) {
+  return ModelConfig{.arch = arch, .n_layer = 4, .n_embd = 256, .n_ff = 768, .n_head = 4, .n_head_kv = 2,
+                     .head_dim = 64, .n_vocab = 1024, .n_ctx_train = 4096,
+                     .rope_base = arch == "llama" ? 500000.0f : 1000000.0f, .rms_eps = 1e-6f,
+                     .tied_output = arch != "llama", .rope_scaling = std::nullopt};
+}
+
+std::string synth_to_temp(const ModelConfig& c, const std::string& type, uint64_t seed = 7, unsigned threads = 2) {
+  SynthOptions o;
+  o.config = c;
+  o.name = "test";
+  o.type = type;
+  o.seed = seed;
+  o.threads = threads;
+  o.out_path = test::temp_file("synth-" + c.arch + "-" + type + "-" + std::to_string(seed) + "-" + std::to_string(threads) +
+                              ".gguf");
+  synthesize(o);
+  return o.out_path;
+}
+
+std::set<std::string> keys_of(const gguf::File& f) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : f.metadata().entries()) keys.insert(k);
+  return keys;
+}
+
+struct GoldenPair {
+  const char* arch;
+  const char* type;
+};
+
+void PrintTo(const GoldenPair& p, std::ostream* os) { *os << p.arch << " " << p.type; }
+
+class SynthLayout : public ::testing::TestWithParam<GoldenPair> {};
+
+TEST_P(SynthLayout, MatchesLlamaCppFile) {
+  const auto [arch, type] = GetParam();
+  gguf::File golden = gguf::File::open(test::shared_path(std::string("golden/models/tiny-") + arch + "-" + type + ".gguf"));
+  gguf::File ours = gguf::File::open(synth_to_temp(shape_a(arch), type));
+
+  for (const auto& key : keys_of(golden)) EXPECT_TRUE(ours.metadata().contains(key)) << "missing key " << key;
+  for (const auto& key : keys_of(ours)) EXPECT_TRUE(golden.metadata().contains(key)) << "extra key " << key;
+  EXPECT_EQ(ours.metadata().get_u32("general.file_type"), golden.metadata().get_u32("general.file_type"));
+
+  ASSERT_EQ(ours.tensors().size(), golden.tensors().size());
+  for (const auto& g : golden.tensors()) {
+    const gguf::TensorInfo* t = ours.find_tensor(g.name);
+    ASSERT_NE(t, nullptr) << g.name;
+    EXPECT_EQ(t->dims, g.dims) << g.name;
+    EXPECT_EQ(gguf::type_name(t->type), gguf::type_name(g.type)) << g.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, SynthLayout,
+                         ::testing::Values(GoldenPair{"qwen3", "Q4_K_M"}, GoldenPair{"qwen3", "Q2_K"},
+                                           GoldenPair{"qwen3", "Q3_K_M"}, GoldenPair{"qwen3", "Q4_0"},
+                                           GoldenPair{"qwen3", "BF16"}, GoldenPair{"qwen2", "Q8_0"},
+                                           GoldenPair{"qwen2", "Q4_K_M"}, GoldenPair{"llama", "Q4_K_M"},
+                                           GoldenPair{"llama", "F16"}),
+                         [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.type; });
+
+TEST(Synth, WeightsHaveTheStatedDistribution) {
+  gguf::File f = gguf::File::open(synth_to_temp(shape_a("qwen3"), "F32"));
+  auto stats = [&](const std::string& name) {
+    const gguf::TensorInfo& t = f.tensor(name);
+    const float* x = reinterpret_cast<const float*>(t.data);
+    double sum = 0, sq = 0;
+    for (uint64_t i = 0; i < t.n_elements(); ++i) sum += x[i], sq += x[i] * x[i];
+    double mean = sum / t.n_elements();
+    return std::pair{mean, std::sqrt(sq / t.n_elements() - mean * mean)};
+  };
+  auto [m, s] = stats("blk.0.ffn_up.weight");
+  EXPECT_NEAR(m, 0.0, 1e-3);
+  EXPECT_NEAR(s, 0.02, 1e-3);
+  auto [nm, ns] = stats("blk.1.attn_norm.weight");
+  EXPECT_NEAR(nm, 1.0, 5e-3);
+  EXPECT_NEAR(ns, 0.02, 5e-3);
+}
+
+TEST(Synth, SameSeedSameBytesWhateverTheThreadCount) {
+  std::string a = test::read_file(synth_to_temp(shape_a("qwen2"), "Q4_K_M", 11, 1));
+  std::string b = test::read_file(synth_to_temp(shape_a("qwen2"), "Q4_K_M", 11, 2));
+  std::string c = test::read_file(synth_to_temp(shape_a("qwen2"), "Q4_K_M", 12, 2));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+TEST(Synth, Llama3RopeScalingWritesRopeFreqs) {
+  ModelConfig c = shape_a("llama");
+  c.rope_scaling = Llama3RopeScaling{};
+  gguf::File f = gguf::File::open(synth_to_temp(c, "Q8_0"));
+  const gguf::TensorInfo& t = f.tensor("rope_freqs.weight");
+  ASSERT_EQ(t.dims, std::vector<uint64_t>{32});
+  const float* x = reinterpret_cast<const float*>(t.data);
+  EXPECT_FLOAT_EQ(x[0], 1.0f);    // shortest wavelength: unscaled
+  EXPECT_FLOAT_EQ(x[31], 32.0f);  // longest: divided by the factor
+  for (int i = 1; i < 32; ++i) EXPECT_GE(x[i], x[i - 1]);
+}
+
+TEST(Synth, RejectsBadConfigs) {
+  ModelConfig c = shape_a("qwen3");
+  c.n_head_kv = 3;
+  EXPECT_THROW(synth_to_temp(c, "Q8_0"), std::invalid_argument);
+  EXPECT_THROW(synth_to_temp(shape_a("gpt2"), "Q8_0"), std::invalid_argument);
+  EXPECT_THROW(synth_to_temp(shape_a("qwen3"), "Q9_K"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nanoserve::synth
