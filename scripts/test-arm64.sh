@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The Arm64 (NEON) check on an x86-64 machine: cross-builds nanoserve with
 # cmake/aarch64-linux-gnu.cmake and runs, under qemu-user, the tests whose results depend on the
-# CPU: GGUF reading, the weight types' quantizers, the kernels against their scalar reference,
-# and one golden model's forward pass against llama.cpp's logits (Q4_K_M: Q4_K and Q6_K
-# matrices, a Q8_0 activation path; every weight type's kernel is already checked against the
-# reference by the kernel tests). The other tests check logic that compiles the same
+# CPU: GGUF reading, the weight types' quantizers, the kernels (and the bandwidth test's read
+# kernel) against their scalar reference, and one golden model's forward pass against
+# llama.cpp's logits (Q4_K_M: Q4_K and Q6_K matrices; the kernel tests already check every
+# weight type's kernel against the reference). The other tests check logic that compiles the same
 # everywhere, and take long under emulation.
 # Runs on amd64 only, where scripts/install-deps.sh installs the cross compiler and qemu-user; on
 # an Arm64 machine the native build already is this check.
@@ -20,7 +20,7 @@ fi
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
   -DNANOSERVE_BENCH=OFF
-cmake --build "$build" -j "$jobs" --target test_gguf test_tensor test_kernels test_model
-ctest --test-dir "$build" -L '^(gguf|tensor|kernels)$' --output-on-failure -j "$jobs"
+cmake --build "$build" -j "$jobs" --target test_gguf test_tensor test_kernels test_machine test_model
+ctest --test-dir "$build" -L '^(gguf|tensor|kernels|machine)$' --output-on-failure -j "$jobs"
 ctest --test-dir "$build" -L '^model$' -R 'GoldenForward.*tiny_qwen3_Q4_K_M' --output-on-failure -j "$jobs" \
   --no-tests=error

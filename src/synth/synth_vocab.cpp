@@ -6,18 +6,13 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "template/chat_template.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/vocab_gguf.h"
 #include "tokenizer/vocab_hf.h"
 
 namespace nanoserve::synth {
 namespace {
-
-constexpr const char* kChatMlTemplate =
-    "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
 
 tokenizer::Vocab builtin_vocab() {
   tokenizer::Vocab v;
@@ -58,7 +53,7 @@ std::vector<std::pair<std::string, gguf::Value>> synth_vocab_metadata(const std:
                                 " tokens, more than the model's " + std::to_string(n_vocab) + " rows");
   vocab.pad_to(n_vocab);
   auto entries = tokenizer::vocab_to_gguf(vocab);
-  std::string chat_template = tokenizer_json.empty() ? kChatMlTemplate : chat_template_beside(tokenizer_json);
+  std::string chat_template = tokenizer_json.empty() ? templates::kChatMlSource : chat_template_beside(tokenizer_json);
   if (!chat_template.empty()) entries.emplace_back("tokenizer.chat_template", gguf::Value::string(chat_template));
   return entries;
 }

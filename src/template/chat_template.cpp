@@ -5,15 +5,6 @@
 #include "template/jinja_render.h"
 
 namespace nanoserve::templates {
-namespace {
-
-constexpr const char* kChatMlSource =
-    "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
-
-}  // namespace
 
 struct ChatTemplate::Parsed {
   std::string source;  // normalized, for the line:column of render errors

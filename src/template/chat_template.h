@@ -30,6 +30,14 @@ struct ChatTemplateInputs {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // extra top-level variables, e.g. enable_thinking
 };
 
+// The ChatML template (Qwen's turn format): what a model without a template of its own gets,
+// and what synthesized models carry when they have no tokenizer_config.json beside them.
+inline constexpr const char* kChatMlSource =
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
 class ChatTemplate {
  public:
   // Parses the Jinja source once (throws ChatTemplateError). The template sees the tokens as
