@@ -1,11 +1,11 @@
 // Fused dot products of quantized weight rows with Q8 activation rows, read straight from the
 // weight blocks (no level buffer), for the x86 targets with 256-bit vectors (AVX2, AVX-512,
 // AVX-512 VNNI): the entry points matmul_simd.cpp calls, and which kernel serves which case.
-//   quant_dot_common-inl.h            vector types, the byte dot product, fp16, level unpacking
-//   quant_dot_block32-inl.h           tiles of Q8_0, Q4_0, Q5_0 rows as the file stores them
-//   quant_dot_kquant-inl.h            tiles of Q4_K, Q6_K rows as the file stores them
-//   quant_dot_interleaved-inl.h       rows interleaved by 8 (tensor/interleave.h), a group a vector
-//   quant_dot_interleaved_wide-inl.h  a pair of interleaved groups a 512-bit vector (AVX3_DL)
+//   quant_dot_common-inl.h       vector types, the byte dot product, fp16, level unpacking
+//   quant_dot_block32-inl.h      tiles of Q8_0, Q4_0, Q5_0 rows as the file stores them
+//   quant_dot_kquant-inl.h       tiles of Q4_K, Q6_K rows as the file stores them
+//   quant_dot_lanes-inl.h        the lanes of rows interleaved by 8 (tensor/interleave.h)
+//   quant_dot_interleaved-inl.h  interleaved Q8_0, Q4_0, Q5_0, Q4_K, Q6_K rows
 //
 // A tile of weight rows × activation rows is computed together, so each weight block is
 // unpacked once per tile and each activation block loaded once per tile: the loads per
@@ -37,7 +37,6 @@
 #include "kernels/quant_dot_block32-inl.h"
 #include "kernels/quant_dot_common-inl.h"
 #include "kernels/quant_dot_interleaved-inl.h"
-#include "kernels/quant_dot_interleaved_wide-inl.h"
 #include "kernels/quant_dot_kquant-inl.h"
 #include "kernels/weight_rows.h"
 #include "tensor/blocks.h"
@@ -62,76 +61,59 @@ template <class Block>
 void GroupDotOf(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
                 const int32_t* minus_128_sums, int nr, float* out) {
   switch (nr) {
-    case 1: return qd::InterleavedKernel<Block, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
-    case 2: return qd::InterleavedKernel<Block, 2, 1>(group, stride, end, n, a, minus_128_sums, out);
-    case 3: return qd::InterleavedKernel<Block, 3, 1>(group, stride, end, n, a, minus_128_sums, out);
-    case 4: return qd::InterleavedKernel<Block, 4, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 1: return qd::InterleavedKernel<Block, 1, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 2: return qd::InterleavedKernel<Block, 2, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 3: return qd::InterleavedKernel<Block, 3, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 4: return qd::InterleavedKernel<Block, 4, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
 #if HWY_TARGET != HWY_AVX2
-    case 5: return qd::InterleavedKernel<Block, 5, 1>(group, stride, end, n, a, minus_128_sums, out);
-    case 6: return qd::InterleavedKernel<Block, 6, 1>(group, stride, end, n, a, minus_128_sums, out);
-    case 7: return qd::InterleavedKernel<Block, 7, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 5: return qd::InterleavedKernel<Block, 5, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 6: return qd::InterleavedKernel<Block, 6, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 7: return qd::InterleavedKernel<Block, 7, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
 #endif
     default:
-      return qd::InterleavedKernel<Block, kInterleavedTileRows, 1>(group, stride, end, n, a, minus_128_sums, out);
+      return qd::InterleavedKernel<Block, kInterleavedTileRows, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
   }
 }
 
-// A pair of groups with the 8-lane kernels: both groups in one pass, one stream whose lines
-// are used as they arrive (one group after the other, the stride between its blocks breaks
-// the hardware prefetchers: 0.5B Q8_0 decode 36.6-50.5 against 58.4-89.9 tok/s). Up to 4
-// activation rows a pass (AVX2's tile; its registers then spill a few accumulators, which
-// costs less than unpacking the levels again for shorter passes: Q5_0 prefill 24% slower in
-// passes of 3); later passes find the pair in cache.
-template <class Block>
-void PairDotBy8(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
-                int nr, float* out) {
+// A pair of groups, up to 4 activation rows a pass, read as two vectors of 8 lanes (H = 2) or
+// as one of 16 (G = 2: the K-quants on AVX3_DL from 4 rows on, where at most 4 rows'
+// accumulators fit the registers beside the levels).
+// With H = 2, both groups in one pass are one stream whose lines are used as they arrive (one
+// group after the other, the stride between its blocks breaks the hardware prefetchers: 0.5B
+// Q8_0 decode 36.6-50.5 against 58.4-89.9 tok/s). Passes of 4 rows are AVX2's tile; its
+// registers then spill a few accumulators, which costs less than unpacking the levels again
+// for shorter passes (Q5_0 prefill 24% slower in passes of 3); later passes find the pair in
+// cache.
+template <class Block, int H, int G>
+void PairInPasses(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
+                  int nr, float* out) {
   constexpr int kPassRows = 4;
   const uint64_t stride = 2 * tensor::kInterleaveRows * sizeof(Block);
   for (int r0 = 0; r0 < nr; r0 += kPassRows) {
     const int32_t* sums = minus_128_sums ? minus_128_sums + r0 * (n / 32) : nullptr;
     float* o = out + tensor::kPairRows * r0;
     switch (std::min(kPassRows, nr - r0)) {
-      case 1: qd::InterleavedKernel<Block, 1, 2>(pair, stride, end, n, a + r0, sums, o); break;
-      case 2: qd::InterleavedKernel<Block, 2, 2>(pair, stride, end, n, a + r0, sums, o); break;
-      case 3: qd::InterleavedKernel<Block, 3, 2>(pair, stride, end, n, a + r0, sums, o); break;
-      default: qd::InterleavedKernel<Block, kPassRows, 2>(pair, stride, end, n, a + r0, sums, o); break;
+      case 1: qd::InterleavedKernel<Block, 1, H, G>(pair, stride, end, n, a + r0, sums, o); break;
+      case 2: qd::InterleavedKernel<Block, 2, H, G>(pair, stride, end, n, a + r0, sums, o); break;
+      case 3: qd::InterleavedKernel<Block, 3, H, G>(pair, stride, end, n, a + r0, sums, o); break;
+      default: qd::InterleavedKernel<Block, kPassRows, H, G>(pair, stride, end, n, a + r0, sums, o); break;
     }
   }
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// The K-quant kernels for two groups keep four accumulators per activation row: at most 4
-// rows fit the registers, so a larger tile is done 4 rows at a time.
-constexpr int kWideKQuantRows = 4;
-
-template <class Block, int NR>
-HWY_INLINE void KQuantPairKernel(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, float* out) {
-  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>) qd::DotQ4_Kx16<NR>(pair, end, n, a, out);
-  else qd::DotQ6_Kx16<NR>(pair, end, n, a, out);
-}
-
-template <class Block>
-void KQuantPairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, int nr, float* out) {
-  for (int r0 = 0; r0 < nr; r0 += kWideKQuantRows) {
-    float* o = out + 16 * r0;
-    switch (std::min(kWideKQuantRows, nr - r0)) {
-      case 1: KQuantPairKernel<Block, 1>(pair, end, n, a + r0, o); break;
-      case 2: KQuantPairKernel<Block, 2>(pair, end, n, a + r0, o); break;
-      case 3: KQuantPairKernel<Block, 3>(pair, end, n, a + r0, o); break;
-      default: KQuantPairKernel<Block, kWideKQuantRows>(pair, end, n, a + r0, o); break;
-    }
-  }
-}
-
+// A pair of blocks of 32 as one group of 16 lanes, 4 to 8 activation rows.
 template <class Block>
 void Block32PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a,
                       const int32_t* minus_128_sums, int nr, float* out) {
+  const uint64_t stride = 2 * tensor::kInterleaveRows * sizeof(Block);
   switch (nr) {
-    case 4: return qd::DotBlock32x16<Block, 4>(pair, end, n, a, minus_128_sums, out);
-    case 5: return qd::DotBlock32x16<Block, 5>(pair, end, n, a, minus_128_sums, out);
-    case 6: return qd::DotBlock32x16<Block, 6>(pair, end, n, a, minus_128_sums, out);
-    case 7: return qd::DotBlock32x16<Block, 7>(pair, end, n, a, minus_128_sums, out);
-    default: return qd::DotBlock32x16<Block, kInterleavedTileRows>(pair, end, n, a, minus_128_sums, out);
+    case 4: return qd::InterleavedKernel<Block, 4, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
+    case 5: return qd::InterleavedKernel<Block, 5, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
+    case 6: return qd::InterleavedKernel<Block, 6, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
+    case 7: return qd::InterleavedKernel<Block, 7, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
+    default:
+      return qd::InterleavedKernel<Block, kInterleavedTileRows, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
   }
 }
 #endif
@@ -143,13 +125,13 @@ template <class Block>
 void PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
                int nr, float* out) {
 #if HWY_TARGET == HWY_AVX3_DL
-  if (nr <= 3) return PairDotBy8<Block>(pair, end, n, a, minus_128_sums, nr, out);
+  if (nr <= 3) return PairInPasses<Block, 2, 1>(pair, end, n, a, minus_128_sums, nr, out);
   if constexpr (std::is_same_v<Block, tensor::BlockQ4_K> || std::is_same_v<Block, tensor::BlockQ6_K>)
-    return KQuantPairDotOf<Block>(pair, end, n, a, nr, out);
+    return PairInPasses<Block, 1, 2>(pair, end, n, a, minus_128_sums, nr, out);
   else
     return Block32PairDotOf<Block>(pair, end, n, a, minus_128_sums, nr, out);
 #else
-  PairDotBy8<Block>(pair, end, n, a, minus_128_sums, nr, out);
+  PairInPasses<Block, 2, 1>(pair, end, n, a, minus_128_sums, nr, out);
 #endif
 }
 
