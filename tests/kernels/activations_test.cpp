@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/activations.h"
+#include "kernels/every_target.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/quant.h"
@@ -114,8 +115,7 @@ TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
   std::vector<float> dk_ref(n / 256), dk(n / 256);
   std::vector<int16_t> bs_ref(n / 16), bs(n / 16);
   quantize_q8_k(x.data(), n, qk_ref.data(), dk_ref.data(), bs_ref.data());
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
+  for (int64_t target : EverySimdTarget()) {
     quantize_q8_block32_simd(x.data(), n32, q.data(), d.data(), s.data(), u.data(), m.data());
     EXPECT_EQ(q, q_ref) << hwy::TargetName(target);
     EXPECT_EQ(u, u_ref) << hwy::TargetName(target);
@@ -127,7 +127,6 @@ TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
     EXPECT_EQ(dk, dk_ref) << hwy::TargetName(target);
     EXPECT_EQ(bs, bs_ref) << hwy::TargetName(target);
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 // Rounding activations to F16 / BF16 precision: the SIMD versions give the scalar
@@ -149,8 +148,7 @@ TEST(Activations, SimdRoundingToHalfPrecisionEqualsScalarOnEveryTarget) {
     return std::isnan(a) ? std::isnan(b) : std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
   };
   std::vector<float> got(x.size());
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
+  for (int64_t target : EverySimdTarget()) {
     const std::string name = hwy::TargetName(target);
     round_through_f16_simd(x.data(), static_cast<int64_t>(x.size()), got.data());
     for (size_t i = 0; i < x.size(); ++i)
@@ -159,7 +157,6 @@ TEST(Activations, SimdRoundingToHalfPrecisionEqualsScalarOnEveryTarget) {
     for (size_t i = 0; i < x.size(); ++i)
       ASSERT_TRUE(same(got[i], tensor::bf16_to_f32(tensor::f32_to_bf16(x[i])))) << name << " BF16 " << x[i];
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 }  // namespace

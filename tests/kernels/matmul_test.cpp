@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/every_target.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_range.h"
 #include "tensor/quant.h"
@@ -112,8 +113,7 @@ TEST_P(MatmulTest, EverySimdTargetMatchesReference) {
   const bool exact = act_type_for(type) == ActType::Q8_K || type == TensorType::Q4_1 || type == TensorType::Q5_1;
   ThreadPool pool(1);
   MatmulScratch scratch(1, n_in);
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
+  for (int64_t target : EverySimdTarget()) {
     matmul(w.m, acts, got.data(), n_out, pool, scratch);
     if (exact) {
       ASSERT_EQ(got, ref) << hwy::TargetName(target);
@@ -128,7 +128,6 @@ TEST_P(MatmulTest, EverySimdTargetMatchesReference) {
       }
     }
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 // Splitting output rows between threads changes nothing.
@@ -171,9 +170,8 @@ TEST(Matmul, FusedKernelsAgreeOnEveryX86TargetAtExtremes) {
     std::vector<float> first, got(n_rows * n_out), ref(n_rows * n_out);
     matmul_reference(m, acts, ref.data(), n_out);
     int64_t first_target = 0;
-    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    for (int64_t target : EverySimdTarget()) {
       if (target != HWY_AVX2 && target != HWY_AVX3 && target != HWY_AVX3_DL) continue;
-      hwy::SetSupportedTargetsForTest(target);
       matmul(m, acts, got.data(), n_out, pool, scratch);
       for (size_t k = 0; k < ref.size(); ++k)  // |w·a| sums to about 1280 per output
         ASSERT_NEAR(got[k], ref[k], 1e-5f * 1280) << gguf::type_name(type) << " " << hwy::TargetName(target);
@@ -185,7 +183,6 @@ TEST(Matmul, FusedKernelsAgreeOnEveryX86TargetAtExtremes) {
       }
     }
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 // matmul_many splits the rows of several matrices between threads in one pass; each output
@@ -224,8 +221,7 @@ TEST(Matmul, FloatWeightsGiveARowTheSameResultAloneOrInABatch) {
     matmul_reference(w.m, acts, ref.data(), n_out);
     ThreadPool pool(2);
     MatmulScratch scratch(2, n_in);
-    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      hwy::SetSupportedTargetsForTest(target);
+    for (int64_t target : EverySimdTarget()) {
       const std::string where = std::string(gguf::type_name(type)) + " " + hwy::TargetName(target);
       for (int64_t r = 0; r < max_rows; ++r) {
         acts.set(x.data() + r * n_in, 1, n_in, n_in);
@@ -243,7 +239,6 @@ TEST(Matmul, FloatWeightsGiveARowTheSameResultAloneOrInABatch) {
       }
     }
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST(Matmul, RejectsMismatchedShapesAndTypes) {
@@ -313,8 +308,7 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
     std::vector<float> via_reference(n_rows * n_out);
     matmul_reference(packed.m, acts, via_reference.data(), n_out);
     ASSERT_EQ(via_reference, ref);
-    for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-      hwy::SetSupportedTargetsForTest(target);
+    for (int64_t target : EverySimdTarget()) {
       for (int threads : {1, 3}) {  // 3 threads: ranges of 16 rows
         ThreadPool p(threads);
         MatmulScratch scratch(threads, n_in);
@@ -336,7 +330,6 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
                 << hwy::TargetName(target) << " row " << r << " out " << o << " range " << begin;
       }
     }
-    hwy::SetSupportedTargetsForTest(0);
   }
 }
 

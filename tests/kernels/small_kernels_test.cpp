@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/every_target.h"
 #include "kernels/norm.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
@@ -152,14 +153,12 @@ TEST(Attention, EverySimdTargetMatchesReference) {
         const auto q = random_floats(head_dim * n_q, 9);
         std::vector<float> scores(n_kv * n_q), ref(head_dim * n_q), got(head_dim * n_q);
         attention_heads_reference(q.data(), n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
-        for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-          hwy::SetSupportedTargetsForTest(target);
+        for (int64_t target : EverySimdTarget()) {
           attention_heads(q.data(), n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
           for (int i = 0; i < head_dim * n_q; ++i)
             ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " block " << block_size << " head_dim "
                                                << head_dim << " heads " << n_q << " i " << i;
         }
-        hwy::SetSupportedTargetsForTest(0);
       }
 }
 
@@ -177,13 +176,11 @@ TEST(Attention, BlockOrderDoesNotChangeTheResult) {
   attention_heads_reference(q.data(), 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
   attention_heads_reference(q.data(), 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
   EXPECT_EQ(got, want);
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
+  for (int64_t target : EverySimdTarget()) {
     attention_heads(q.data(), 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
     attention_heads(q.data(), 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
     EXPECT_EQ(got, want) << hwy::TargetName(target);
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 // SiLU × up on every SIMD target equals the scalar std::exp version to a few ulp, over the
@@ -194,13 +191,11 @@ TEST(Ops, SiluMulEverySimdTargetMatchesReference) {
   g[3] = -1e30f, g[4] = 1e30f, g[5] = -200.0f, g[6] = 200.0f, g[7] = 0.0f;
   std::vector<float> ref(g.size()), got(g.size());
   silu_mul_reference(g.data(), u.data(), ref.data(), static_cast<int64_t>(g.size()));
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
+  for (int64_t target : EverySimdTarget()) {
     silu_mul(g.data(), u.data(), got.data(), static_cast<int64_t>(g.size()));
     for (size_t i = 0; i < g.size(); ++i)
       ASSERT_NEAR(got[i], ref[i], 1e-6f * std::fabs(ref[i]) + 1e-30f) << hwy::TargetName(target) << " g " << g[i];
   }
-  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST(Ops, SiluMulAddSoftmax) {

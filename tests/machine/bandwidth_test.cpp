@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "kernels/every_target.h"
 #include "kernels/thread_pool.h"
 #include "machine/bandwidth.h"
 
@@ -24,14 +25,12 @@ TEST(Bandwidth, ReadRegionReadsEveryByteOnceOnEveryTarget) {
     for (size_t size : {size_t{0}, size_t{1}, size_t{63}, size_t{16384}, size_t{16385}, bytes.size()}) {
       const std::span<const uint8_t> region(bytes.data() + bytes.size() - size, size);
       const uint64_t expected = std::accumulate(region.begin(), region.end(), uint64_t{0});
-      for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-        hwy::SetSupportedTargetsForTest(target);
+      for (int64_t target : kernels::EverySimdTarget()) {
         const RegionRead read = read_region(pool, region);
         EXPECT_EQ(read.checksum, expected) << hwy::TargetName(target) << ", " << size << " bytes, " << threads
                                            << " threads";
         EXPECT_GE(read.bytes_per_s, 0.0);
       }
-      hwy::SetSupportedTargetsForTest(0);
     }
   }
 }
