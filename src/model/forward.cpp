@@ -149,7 +149,8 @@ void Model::position_and_store(const LayerWeights& w, int layer, const Batch& ba
 void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
   const ModelConfig& c = config_;
   double positions = 0.0;  // each row reads the keys and values of its positions up to its own
-  for (const BatchRow& row : batch.rows) positions += static_cast<double>(row.pos + 1);
+  if (profile_)
+    for (const BatchRow& row : batch.rows) positions += static_cast<double>(row.pos + 1);
   const auto timed = clock_.time(Op::kAttention, positions * static_cast<double>(kv_bytes_per_position_layer(c)));
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head

@@ -20,12 +20,13 @@ bool env_is(const char* name, std::string_view value) {
   return v && value == v;
 }
 
-}  // namespace
-
+// The shared test data folder: $NANOSERVE_SHARED_DIR, else ../shared beside the repository.
 std::string shared_dir() {
   const char* dir = std::getenv("NANOSERVE_SHARED_DIR");
   return dir && *dir ? dir : NANOSERVE_SHARED_DIR;
 }
+
+}  // namespace
 
 std::string shared_path(const std::string& relative) {
   const std::filesystem::path p = std::filesystem::path(shared_dir()) / relative;

@@ -9,8 +9,6 @@ namespace nanoserve::test {
 // (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt, which repeats this text).
 inline constexpr const char* kMissingSharedMarker = "NANOSERVE_TEST_SKIPPED:";
 
-// The shared test data folder: $NANOSERVE_SHARED_DIR, else ../shared beside the repository.
-std::string shared_dir();
 // Absolute path of a file under the shared folder. When it is absent the test stops with an
 // exception naming the file and where the folder belongs: reported skipped by ctest, or failed
 // under CI=true or NANOSERVE_REQUIRE_SHARED=1 (make check).
