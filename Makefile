@@ -48,8 +48,11 @@ build: deps
 	$(CONFIGURE)
 	cmake --build $(BUILD) -j $(JOBS)
 
+# -O1 -g1 rather than RelWithDebInfo's -O2 -g: half the compile time under the sanitizers
+# (matmul_simd.cpp 167 s -> 76 s, vocab_hf.cpp 29 s -> 14 s), and the reports keep their line numbers.
 build-asan: deps
-	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNANOSERVE_SANITIZE=ON -DNANOSERVE_BENCH=OFF
+	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+	  -DNANOSERVE_SANITIZE=ON -DNANOSERVE_BENCH=OFF
 	cmake --build $(BUILD_ASAN) -j $(JOBS) --target nanoserve_tests
 
 test-release: build-tests
