@@ -55,6 +55,7 @@ StreamRecord run_in_process(engine::Engine& engine, const BenchRequest& request,
       record.finish_reason = engine::finish_reason_name(event->finish);
       record.prompt_tokens = event->stats.prompt_tokens;
       record.completion_tokens = event->stats.completion_tokens;
+      record.cached_tokens = event->stats.cached_tokens;
       record.engine = engine_clock(event->stats);
     }
     break;

@@ -5,11 +5,9 @@
 // round's start, so the charts can draw each stream's timeline.
 #include <fmt/format.h>
 
-#include <latch>
-#include <thread>
-
 #include "bench/interrupt.h"
 #include "bench/phases.h"
+#include "bench/stream_round.h"
 
 namespace nanoserve::bench {
 namespace {
@@ -25,43 +23,6 @@ std::vector<std::string> engines(const SuiteEnv& env) {
 
 double planned(const SuiteOptions& o) {
   return engine_units(o) * static_cast<double>(o.url.empty() ? o.concurrency_engines.size() : 1);
-}
-
-struct StreamResult {
-  StreamRecord record;
-  int64_t start_offset_us = 0;
-  std::string error;
-};
-
-// One round: every stream's connection is opened first, then all are released at once.
-std::vector<StreamResult> run_round(Target& target, const std::vector<BenchRequest>& requests) {
-  const size_t n = requests.size();
-  std::vector<StreamResult> results(n);
-  std::latch connected(static_cast<std::ptrdiff_t>(n)), go(1);
-  Clock::time_point start;
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < n; ++i) {
-    threads.emplace_back([&, i] {
-      StreamClient client = target.client();
-      client.get("/health");  // opens the kept-alive connection outside the measurement
-      connected.count_down();
-      go.wait();
-      try {
-        results[i].record = measure_served(target, client, requests[i]);
-      } catch (const std::exception& e) {
-        results[i].error = e.what();
-      }
-    });
-  }
-  connected.wait();
-  start = Clock::now();
-  go.count_down();
-  for (auto& t : threads) t.join();
-  for (auto& r : results) {
-    if (!r.error.empty()) throw RequestFailed(r.error);
-    r.start_offset_us = std::chrono::duration_cast<std::chrono::microseconds>(r.record.sent - start).count();
-  }
-  return results;
 }
 
 void run(SuiteEnv& env, RowWriter& rows) {

@@ -24,6 +24,7 @@ Phase context_phase();      // prompt length sweep: TTFT, prefill and decode rat
 Phase raw_phase();          // in-process engine vs served, ABBA pairs
 Phase overhead_phase();     // client clock minus engine clock, mock and real engine
 Phase concurrency_phase();  // N simultaneous streams per engine
+Phase prefix_phase();       // the prefix cache: cold vs warm TTFT, restart, shared system prompt
 Phase models_phase();       // synth presets × weight types: decode, TTFT, memory, GB/s
 
 // All of them, in the suite's order (phase_names()).

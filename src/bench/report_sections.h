@@ -24,6 +24,7 @@ Section context_section(const SuiteRows& rows);
 Section raw_section(const SuiteRows& rows);
 Section overhead_section(const SuiteRows& rows);
 Section concurrency_section(const SuiteRows& rows);
+Section prefix_section(const SuiteRows& rows);
 Section models_section(const SuiteRows& rows);
 
 // "![alt](@DOCS@/file)\n"

@@ -53,6 +53,7 @@ json request_row(const RowContext& context, const json& extra, const BenchReques
   row["max_tokens"] = max_tokens;
   row["logit_bias_entries"] = request.banned.size();
   row["completion_tokens"] = or_null(r.completion_tokens);
+  row["cached_tokens"] = or_null(r.cached_tokens);
   row["text_chunks"] = chunks;
   // Every asked-for token was generated and arrived as its own chunk of text.
   row["exact_tokens"] = r.finish_reason == "length" && chunks == max_tokens &&

@@ -25,6 +25,7 @@ const std::vector<Field> kCommon = {
 const std::vector<Field> kRequest = {
     {"prompt_tokens", kInteger | kNull},     {"max_tokens", kInteger},
     {"logit_bias_entries", kInteger},        {"completion_tokens", kInteger | kNull},
+    {"cached_tokens", kInteger | kNull},
     {"text_chunks", kInteger},               {"exact_tokens", kBool},
     {"finish_reason", kString},              {"client_ttft_ms", kNumber | kNull},
     {"client_last_chunk_ms", kNumber | kNull}, {"client_end_ms", kNumber},
@@ -43,6 +44,7 @@ const std::map<std::string, std::vector<Field>> kPhaseRequest = {
     {"raw", {{"pair", kInteger}, {"order", kString}, {"position", kInteger}}},
     {"overhead", {{"request_index", kInteger}}},
     {"concurrency", {{"streams", kInteger}, {"round", kInteger}, {"stream", kInteger}, {"start_offset_us", kInteger}}},
+    {"prefix", {{"case", kString}, {"repeat", kInteger}}},
     {"models", {{"model_spec", kString}, {"measure", kString}, {"repeat", kInteger}, {"model_file_bytes", kInteger},
                 {"weight_bytes_per_token", kInteger}, {"kv_bytes_per_position", kInteger},
                 {"read_bandwidth_bytes_s", kNumber}}},

@@ -75,6 +75,8 @@ bool read_stream_event(const std::string& data, int64_t arrival_us, StreamRecord
   if (const auto usage = event.find("usage"); usage != event.end() && usage->is_object()) {
     if (auto n = number_at(*usage, "prompt_tokens")) record.prompt_tokens = static_cast<int64_t>(*n);
     if (auto n = number_at(*usage, "completion_tokens")) record.completion_tokens = static_cast<int64_t>(*n);
+    if (const auto details = usage->find("prompt_tokens_details"); details != usage->end() && details->is_object())
+      if (auto n = number_at(*details, "cached_tokens")) record.cached_tokens = static_cast<int64_t>(*n);
   }
   if (const auto stats = event.find("nanoserve"); stats != event.end() && stats->is_object())
     record.engine = engine_clock(*stats);

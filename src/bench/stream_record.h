@@ -33,6 +33,7 @@ struct StreamRecord {
   size_t text_bytes = 0;
   std::optional<int64_t> prompt_tokens;      // usage, when reported
   std::optional<int64_t> completion_tokens;
+  std::optional<int64_t> cached_tokens;      // usage.prompt_tokens_details.cached_tokens, when reported
   std::optional<EngineClock> engine;
 
   bool ok() const { return error.empty(); }

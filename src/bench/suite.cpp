@@ -12,7 +12,7 @@
 namespace nanoserve::bench {
 
 std::vector<Phase> suite_phases() {
-  return {context_phase(), raw_phase(), overhead_phase(), concurrency_phase(), models_phase()};
+  return {context_phase(), raw_phase(), overhead_phase(), concurrency_phase(), prefix_phase(), models_phase()};
 }
 
 bool run_planned_part(SuiteEnv& env, RowWriter& rows, const RowContext& context, const nlohmann::ordered_json& extra,

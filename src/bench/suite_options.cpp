@@ -18,7 +18,7 @@ void require_positive(int value, const char* flag) {
 }  // namespace
 
 const std::vector<std::string>& phase_names() {
-  static const std::vector<std::string> names = {"context", "raw", "overhead", "concurrency", "models"};
+  static const std::vector<std::string> names = {"context", "raw", "overhead", "concurrency", "prefix", "models"};
   return names;
 }
 
@@ -36,6 +36,12 @@ SuiteOptions resolve_options(SuiteOptions o) {
   fill(o.concurrency_prompt, 128, 64, q);
   fill(o.concurrency_max_tokens, 64, 32, q);
   fill(o.concurrency_engines, {"sequential", "batch"}, {"sequential", "batch"}, q);
+  fill(o.prefix_prompt, 1400, 700, q);
+  fill(o.prefix_new_tokens, 30, 30, q);
+  fill(o.prefix_restart_prompt, 4096, 1024, q);
+  fill(o.prefix_shared_prompt, 1000, 500, q);
+  fill(o.prefix_shared_distinct, 100, 50, q);
+  fill(o.prefix_max_tokens, 16, 8, q);
   fill(o.models,
        {"qwen2.5-0.5b:F16", "qwen2.5-0.5b:Q8_0", "qwen2.5-0.5b:Q4_K_M", "qwen3-0.6b:Q8_0", "qwen3-1.7b:Q8_0",
         "qwen3-1.7b:Q4_K_M"},
@@ -45,7 +51,8 @@ SuiteOptions resolve_options(SuiteOptions o) {
 
   for (const auto& phase : o.phases)
     if (std::find(phase_names().begin(), phase_names().end(), phase) == phase_names().end())
-      throw std::invalid_argument("unknown phase '" + phase + "' (phases: context, raw, overhead, concurrency, models)");
+      throw std::invalid_argument("unknown phase '" + phase +
+                                  "' (phases: context, raw, overhead, concurrency, prefix, models)");
   if (o.threads < 0) throw std::invalid_argument("--threads must not be negative");
   require_positive(o.repeats, "--repeats");
   require_positive(o.request_timeout_s, "--request-timeout");
@@ -60,6 +67,12 @@ SuiteOptions resolve_options(SuiteOptions o) {
   require_positive(o.streams, "--streams");
   require_positive(o.concurrency_prompt, "--concurrency-prompt");
   require_positive(o.concurrency_max_tokens, "--concurrency-max-tokens");
+  require_positive(o.prefix_prompt, "--prefix-prompt");
+  require_positive(o.prefix_new_tokens, "--prefix-new-tokens");
+  require_positive(o.prefix_restart_prompt, "--prefix-restart-prompt");
+  require_positive(o.prefix_shared_prompt, "--prefix-shared-prompt");
+  require_positive(o.prefix_shared_distinct, "--prefix-shared-distinct");
+  require_positive(o.prefix_max_tokens, "--prefix-max-tokens");
   require_positive(o.models_max_tokens, "--models-max-tokens");
   require_positive(o.models_ttft_prompt, "--models-ttft-prompt");
   if (o.streams > 256) throw std::invalid_argument("--streams must be at most 256");

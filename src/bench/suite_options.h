@@ -38,6 +38,10 @@ struct SuiteOptions {
   // concurrency: simultaneous streams per engine.
   int streams = 0, concurrency_prompt = 0, concurrency_max_tokens = 0;
   std::vector<std::string> concurrency_engines;
+  // prefix: a conversation (cold, follow-up, resend), a prompt across a restart, streams
+  // sharing a system prompt; every request generates prefix_max_tokens.
+  int prefix_prompt = 0, prefix_new_tokens = 0, prefix_restart_prompt = 0;
+  int prefix_shared_prompt = 0, prefix_shared_distinct = 0, prefix_max_tokens = 0;
   // models: "preset:type" entries; TTFT measured at `models_ttft_prompt` tokens.
   std::vector<std::string> models;
   int models_max_tokens = 0, models_ttft_prompt = 0;

@@ -71,6 +71,16 @@ void add_suite(CLI::App& bench) {
   cmd->add_option("--concurrency-engines", o->concurrency_engines, "concurrency: engines to compare")->delimiter(',');
   cmd->add_option("--concurrency-prompt", o->concurrency_prompt, "concurrency: prompt tokens")->check(kAtLeastOne);
   cmd->add_option("--concurrency-max-tokens", o->concurrency_max_tokens, "concurrency: tokens generated per stream")->check(kAtLeastOne);
+  cmd->add_option("--prefix-prompt", o->prefix_prompt, "prefix: the conversation's tokens")->check(kAtLeastOne);
+  cmd->add_option("--prefix-new-tokens", o->prefix_new_tokens, "prefix: tokens the follow-up adds")->check(kAtLeastOne);
+  cmd->add_option("--prefix-restart-prompt", o->prefix_restart_prompt, "prefix: prompt tokens across a restart")
+      ->check(kAtLeastOne);
+  cmd->add_option("--prefix-shared-prompt", o->prefix_shared_prompt, "prefix: the shared system prompt's tokens")
+      ->check(kAtLeastOne);
+  cmd->add_option("--prefix-shared-distinct", o->prefix_shared_distinct, "prefix: each stream's own tokens")
+      ->check(kAtLeastOne);
+  cmd->add_option("--prefix-max-tokens", o->prefix_max_tokens, "prefix: tokens generated per request")
+      ->check(kAtLeastOne);
   cmd->add_option("--models", o->models, "models: preset:type list")->delimiter(',');
   cmd->add_option("--models-max-tokens", o->models_max_tokens, "models: tokens generated for the decode rate")->check(kAtLeastOne);
   cmd->add_option("--models-ttft-prompt", o->models_ttft_prompt, "models: prompt tokens for TTFT")->check(kAtLeastOne);

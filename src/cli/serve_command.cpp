@@ -127,6 +127,16 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--step-tokens", e.step_tokens,
                   "Batch: tokens one forward step takes, decode rows first, then prefill chunks (default 512)")
       ->envname("NANOSERVE_STEP_TOKENS");
+  cmd->add_option("--prefix-cache", e.prefix_cache,
+                  "Batch: reuse the KV cache of earlier prompts that begin with the same tokens: on or off "
+                  "(default on)")
+      ->envname("NANOSERVE_PREFIX_CACHE")->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--cache-dir", e.cache_dir,
+                  "Batch: keep the prefix cache's blocks in this folder too, across restarts (default: none)")
+      ->envname("NANOSERVE_CACHE_DIR");
+  cmd->add_option("--cache-disk", e.cache_disk_bytes,
+                  "Batch: the most bytes --cache-dir may hold, e.g. 8G (default 4G)")
+      ->envname("NANOSERVE_CACHE_DISK")->transform(CLI::AsSizeValue(false));
   cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer KEY' (except on /health)")
       ->envname("NANOSERVE_API_KEY");
   cmd->add_option("--max-body-bytes", s.limits.max_body_bytes, "Largest request body (413 beyond)")

@@ -26,6 +26,22 @@ int64_t pool_positions(const BatchOptions& options, const model::ModelConfig& co
   return blocks * block;
 }
 
+std::unique_ptr<model::KvDiskCache> disk_tier(const BatchOptions& options, const model::Model& model,
+                                              const model::KvCache& cache) {
+  if (options.cache_dir.empty()) {
+    if (options.cache_disk_bytes != 0) throw std::invalid_argument("--cache-disk needs --cache-dir");
+    return nullptr;
+  }
+  if (!options.prefix_cache) throw std::invalid_argument("--cache-dir needs the prefix cache (--prefix-cache on)");
+  if (options.cache_disk_bytes <= 0) throw std::invalid_argument("--cache-disk must be positive");
+  return std::make_unique<model::KvDiskCache>(model::KvDiskOptions{
+      .dir = options.cache_dir,
+      .max_bytes = options.cache_disk_bytes,
+      .fingerprint = model::kv_fingerprint(model.file(), model.config(), cache.block_size()),
+      .block_size = cache.block_size(),
+      .block_bytes = cache.block_bytes()});
+}
+
 }  // namespace
 
 const std::vector<int64_t>& BatchEngine::batch_size_bounds() {
@@ -38,8 +54,12 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
-      cache_(model_.config(), pool_positions(options, model_.config()), options.parallel),
+      cache_(model_.config(), pool_positions(options, model_.config()), options.parallel,
+             model::KvCache::kDefaultBlockSize, options.prefix_hash),
       context_size_(std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx())),
+      prefix_cache_(options.prefix_cache),
+      disk_(disk_tier(options, model_, cache_)),
+      block_buffer_(disk_ ? cache_.block_bytes() : 0),
       scheduler_({.max_running = options.parallel, .step_tokens = options.step_tokens,
                   .block_size = cache_.block_size()}),
       queue_(options.queue_limit, options.parallel),
@@ -69,6 +89,12 @@ EngineMetrics BatchEngine::metrics() const {
   m.kv_used_bytes = m.kv_used_blocks * static_cast<int64_t>(cache_.block_bytes());
   m.kv_total_bytes = static_cast<int64_t>(cache_.bytes());
   m.preemptions = preemptions_;
+  m.kv_cached_blocks = kv_cached_blocks_;
+  m.prefix_lookups = prefix_lookups_;
+  m.prefix_hit_tokens = prefix_hit_tokens_;
+  m.prefix_miss_tokens = prefix_miss_tokens_;
+  m.prefix_evictions = prefix_evictions_;
+  if (disk_) m.prefix_disk = disk_->stats();
   std::lock_guard lock(histogram_mutex_);
   m.batch_sequences = batch_sequences_;
   return m;
@@ -81,6 +107,7 @@ void BatchEngine::serve() {
       auto seq = std::make_unique<Sequence>();
       seq->tokens = generation->request().prompt;
       seq->arrival = next_arrival_++;
+      seq->caching = prefix_cache_ && generation->request().cache_prompt;
       seq->generation = std::move(generation);
       waiting_.push_back(std::move(seq));
     }
@@ -104,9 +131,13 @@ void BatchEngine::step() {
   std::vector<SequenceView> running_view, waiting_view;
   for (const SequencePtr& s : running_)
     running_view.push_back({.arrival = s->arrival, .tokens = static_cast<int64_t>(s->tokens.size()),
-                            .cached = s->cached, .blocks = cache_.blocks_of(s->slot)});
+                            .cached = s->cached, .blocks = cache_.blocks_of(s->slot),
+                            .shared = prefix_cache_ ? cache_.shared_blocks(s->slot) : 0});
+  // Only those that a free slot could admit this step are looked up in the prefix cache.
   for (const SequencePtr& s : waiting_)
-    waiting_view.push_back({.arrival = s->arrival, .tokens = static_cast<int64_t>(s->tokens.size())});
+    waiting_view.push_back(waiting_view.size() < free_slots_.size()
+                               ? waiting_view_of(*s, waiting_view.size())
+                               : SequenceView{.arrival = s->arrival, .tokens = static_cast<int64_t>(s->tokens.size())});
   const StepPlan plan = scheduler_.plan(running_view, waiting_view, cache_.free_blocks());
 
   // Who each index of the plan names, before anything moves.
@@ -183,6 +214,10 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
     Sequence& seq = *stepping[i];
     seq.cached += chunk_sizes[i];
     seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.block_bytes()));
+    if (seq.caching) {
+      cache_.extend_chain(seq.tokens, seq.hashes);
+      cache_.publish(seq.slot, seq.tokens, seq.hashes);
+    }
   }
   for (size_t r = 0; r < logits_.batch_rows.size(); ++r) {
     Sequence& seq = *row_owner_[logits_.batch_rows[r]];
@@ -205,25 +240,99 @@ void BatchEngine::retire_cancelled() {
   });
 }
 
+// A waiting sequence as the scheduler sees it: what it would start with from the prefix cache.
+SequenceView BatchEngine::waiting_view_of(Sequence& seq, size_t queue_index) {
+  SequenceView view{.arrival = seq.arrival, .tokens = static_cast<int64_t>(seq.tokens.size())};
+  if (!seq.caching) return view;
+  cache_.extend_chain(seq.tokens, seq.hashes);
+  if (disk_) load_from_disk(seq);
+  const model::KvCache::PrefixHit hit = cache_.find_prefix(seq.tokens, seq.hashes, view.tokens - 1);
+  view.cached = hit.positions;
+  view.blocks = static_cast<int64_t>(hit.blocks.size()) + (hit.copied >= 0 ? 1 : 0);
+  view.attach_cost = hit.pool_cost;
+  view.held = held(seq, static_cast<int64_t>(hit.blocks.size()), queue_index);
+  return view;
+}
+
+// Whether the block that would follow seq's cached ones (the same chain hash at the same index:
+// the same prefix, or a collision, which only delays seq) is being computed by a running
+// sequence, or will be by one of the `earlier` sequences waiting before it (admitted first).
+bool BatchEngine::held(const Sequence& seq, int64_t cached_blocks, size_t earlier) const {
+  const auto next = static_cast<size_t>(cached_blocks);
+  if (next >= seq.hashes.size()) return false;
+  const auto computes_next = [&](const Sequence& other) {
+    return other.caching && next < other.hashes.size() && other.hashes[next] == seq.hashes[next] &&
+           other.cached < static_cast<int64_t>(next + 1) * cache_.block_size();
+  };
+  for (const SequencePtr& r : running_)
+    if (computes_next(*r)) return true;
+  for (size_t i = 0; i < earlier; ++i)
+    if (computes_next(*waiting_[i])) return true;
+  return false;
+}
+
 void BatchEngine::start(Sequence& seq) {
   seq.slot = free_slots_.back();
   free_slots_.pop_back();
   seq.cached = 0;
-  seq.generation->admit();
-  seq.generation->on_final_event([this, slot = seq.slot] { release(slot); });
+  if (seq.caching) {
+    // Looked up again: a sequence admitted before it in this step may have taken a block of its
+    // earlier hit.
+    cache_.extend_chain(seq.tokens, seq.hashes);
+    const auto n = static_cast<int64_t>(seq.tokens.size());
+    const model::KvCache::PrefixHit hit = cache_.find_prefix(seq.tokens, seq.hashes, n - 1);
+    if (hit.pool_cost <= cache_.free_blocks()) {
+      cache_.attach(seq.slot, hit);
+      seq.cached = hit.positions;
+    }
+    ++prefix_lookups_;
+    prefix_hit_tokens_ += static_cast<uint64_t>(seq.cached);
+    prefix_miss_tokens_ += static_cast<uint64_t>(n - seq.cached);
+  }
+  seq.generation->admit(seq.cached);
+  seq.generation->on_final_event([this, &seq] { release(seq); });
+}
+
+void BatchEngine::load_from_disk(Sequence& seq) {
+  const int64_t block = cache_.block_size();
+  const auto n = static_cast<int64_t>(seq.tokens.size());
+  const model::KvCache::PrefixHit in_pool = cache_.find_prefix(seq.tokens, seq.hashes, n);
+  int32_t parent = in_pool.blocks.empty() ? -1 : in_pool.blocks.back();
+  // At most what leaves room for the whole sequence besides: read blocks never crowd out the
+  // positions it must compute, nor evict one another.
+  const int64_t room = cache_.free_blocks() - scheduler_.blocks_for(n);
+  for (size_t i = in_pool.blocks.size(), read = 0; i < seq.hashes.size() && static_cast<int64_t>(read) < room;
+       ++i, ++read) {
+    if (!disk_->contains(seq.hashes[i])) return;
+    const std::span<const int32_t> prefix(seq.tokens.data(), (i + 1) * static_cast<size_t>(block));
+    if (!disk_->load(seq.hashes[i], prefix, block_buffer_)) return;
+    parent = cache_.adopt(parent, seq.hashes[i], prefix.last(static_cast<size_t>(block)), block_buffer_);
+    if (parent < 0) return;
+  }
+}
+
+void BatchEngine::spill(const Sequence& seq) {
+  const int64_t block = cache_.block_size();
+  for (int64_t i = 0; i < cache_.published_blocks(seq.slot); ++i) {
+    const uint64_t hash = seq.hashes[static_cast<size_t>(i)];
+    if (disk_->contains(hash)) continue;
+    cache_.read_block(seq.slot, i, block_buffer_);
+    if (!disk_->store(hash, std::span(seq.tokens).first(static_cast<size_t>((i + 1) * block)), block_buffer_)) return;
+  }
 }
 
 void BatchEngine::preempt(Sequence& seq) {
   seq.generation->on_final_event(nullptr);
-  release(seq.slot);
+  release(seq);
   seq.slot = -1;
   seq.cached = 0;
   ++preemptions_;
 }
 
-void BatchEngine::release(int slot) {
-  cache_.clear(slot);
-  free_slots_.push_back(slot);
+void BatchEngine::release(Sequence& seq) {
+  if (disk_ && seq.caching) spill(seq);
+  cache_.clear(seq.slot);
+  free_slots_.push_back(seq.slot);
   publish();
 }
 
@@ -243,6 +352,8 @@ void BatchEngine::fail_all_running(const std::string& error) {
 void BatchEngine::publish() {
   running_count_ = static_cast<int64_t>(cache_.n_seq()) - static_cast<int64_t>(free_slots_.size());
   kv_used_blocks_ = cache_.used_blocks();
+  kv_cached_blocks_ = cache_.cached_blocks();
+  prefix_evictions_ = cache_.evictions();
 }
 
 }  // namespace nanoserve::engine

@@ -12,6 +12,15 @@
 // admitted again it re-prefills them all and continues where it stopped, emitting nothing
 // twice. Greedy tokens do not depend on what else is in the batch: the model computes each
 // row independently of the others.
+//
+// The prefix cache (on unless options.prefix_cache is false, per request unless cache_prompt
+// is false): a sequence publishes its whole blocks as it computes them (prompt and generated
+// tokens), and an admitted sequence starts from the longest cached prefix of its tokens
+// (model::KvCache), computing only the rest. A finished, cancelled or preempted sequence's
+// blocks stay cached until the pool needs their space. A waiting sequence whose next blocks a
+// running one is computing waits for them rather than computing them twice. With a disk tier,
+// a sequence's published blocks are written to disk when it lets go of them (in the
+// background), and a waiting sequence's next blocks are read back from disk before it starts.
 #pragma once
 
 #include <atomic>
@@ -27,6 +36,7 @@
 #include "engine/engine.h"
 #include "engine/request_queue.h"
 #include "engine/scheduler.h"
+#include "model/kv_disk_cache.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -40,6 +50,10 @@ struct BatchOptions {
   int64_t kv_memory_bytes = 0;   // the KV pool; 0 = context_size × parallel positions
   int64_t step_tokens = kDefaultStepTokens;  // rows per forward step (decode rows first); at least parallel
   int64_t queue_limit = 64;      // requests waiting beyond the running ones; more: QueueFull
+  bool prefix_cache = true;      // reuse the KV blocks of earlier prompts with the same prefix
+  std::string cache_dir = "";    // the prefix cache's disk tier (model::KvDiskCache); empty: none
+  int64_t cache_disk_bytes = 0;  // its bound
+  model::PrefixIndex::HashFn prefix_hash = model::PrefixIndex::chain_hash;  // a test may force collisions
 };
 
 class BatchEngine final : public Engine {
@@ -69,15 +83,21 @@ class BatchEngine final : public Engine {
     uint64_t arrival = 0;         // taken from the inbox in this order
     int64_t cached = 0;           // positions of tokens in the KV cache
     int slot = -1;                // its KV cache sequence while it runs
+    bool caching = false;         // uses the prefix cache
+    std::vector<uint64_t> hashes; // chain hashes of tokens' whole blocks (model::KvCache::extend_chain)
   };
   using SequencePtr = std::unique_ptr<Sequence>;
 
   void serve();  // the scheduler thread
   void step();
+  SequenceView waiting_view_of(Sequence& seq, size_t queue_index);
+  bool held(const Sequence& seq, int64_t cached_blocks, size_t earlier) const;
   void retire_cancelled();
   void preempt(Sequence& seq);
   void start(Sequence& seq);
-  void release(int slot);  // gives a finished or preempted sequence's slot and blocks back
+  void release(Sequence& seq);  // gives a finished or preempted sequence's slot and blocks back
+  void spill(const Sequence& seq);  // queues its published blocks that the disk tier lacks
+  void load_from_disk(Sequence& seq);  // its next blocks from the disk tier into the pool
   void requeue(SequencePtr seq);
   void evaluate(const std::vector<Sequence*>& stepping, const std::vector<int64_t>& chunk_sizes);
   void fail_all_running(const std::string& error);
@@ -88,6 +108,9 @@ class BatchEngine final : public Engine {
   const std::string model_name_, chat_template_;
   model::KvCache cache_;
   const int64_t context_size_;
+  const bool prefix_cache_;
+  std::unique_ptr<model::KvDiskCache> disk_;
+  std::vector<uint8_t> block_buffer_;  // one block, to and from the disk tier
   const Scheduler scheduler_;
   RequestQueue queue_;
 
@@ -103,6 +126,8 @@ class BatchEngine final : public Engine {
   // Read by metrics() from any thread.
   std::atomic<int64_t> running_count_ = 0, kv_used_blocks_ = 0;
   std::atomic<uint64_t> preemptions_ = 0;
+  std::atomic<int64_t> kv_cached_blocks_ = 0;
+  std::atomic<uint64_t> prefix_lookups_ = 0, prefix_hit_tokens_ = 0, prefix_miss_tokens_ = 0, prefix_evictions_ = 0;
   mutable std::mutex histogram_mutex_;
   CountHistogram batch_sequences_;
 

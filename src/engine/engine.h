@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "model/kv_disk_cache.h"
 
 namespace nanoserve::tokenizer {
 class Tokenizer;
@@ -35,6 +36,7 @@ struct GenerationRequest {
   int32_t max_tokens = 16;          // new tokens at most (the server has checked it against the context)
   std::vector<std::string> stop;    // generation ends before any of these; they are never emitted
   bool ignore_eos = false;          // keep going past end-of-generation tokens
+  bool cache_prompt = true;         // use the prefix cache: start from cached blocks, publish its own
 };
 
 enum class FinishReason { Stop, Length, Cancelled };
@@ -45,9 +47,10 @@ const char* finish_reason_name(FinishReason reason);
 struct RequestStats {
   int32_t prompt_tokens = 0;
   int32_t completion_tokens = 0;
+  int32_t cached_tokens = 0;  // prompt tokens whose keys and values came from the prefix cache
   double queue_ms = 0;       // submitted -> admitted
   double ttft_ms = 0;        // submitted -> first token (includes the queue)
-  double prefill_tok_s = 0;  // prompt tokens / (admitted -> first token)
+  double prefill_tok_s = 0;  // prompt tokens computed (not cached) / (admitted -> first token)
   double decode_tok_s = 0;   // (completion tokens - 1) / (first token -> last token)
   int64_t peak_memory_bytes = 0;  // the process's peak RSS when the request ended
   int64_t kv_blocks = 0;          // the most KV cache blocks the request held at once (0: no paged cache)
@@ -106,6 +109,13 @@ struct EngineMetrics {
   int64_t kv_used_blocks = 0;
   int64_t kv_total_blocks = 0;
   uint64_t preemptions = 0;        // sequences that gave their blocks back to be recomputed later
+  // The prefix cache (batch engine with --prefix-cache on; 0 elsewhere).
+  int64_t kv_cached_blocks = 0;    // published blocks no sequence holds, kept until their space is needed
+  uint64_t prefix_lookups = 0;     // admissions that looked their tokens up
+  uint64_t prefix_hit_tokens = 0;  // positions they found cached
+  uint64_t prefix_miss_tokens = 0; // positions they had to compute
+  uint64_t prefix_evictions = 0;   // cached blocks given to new positions
+  model::KvDiskStats prefix_disk;   // the disk tier (--cache-dir; zeros without one)
   CountHistogram batch_sequences;  // per forward step: the sequences it advanced (empty: no batching)
 };
 

@@ -47,6 +47,16 @@ void check_engine_options(const EngineOptions& o) {
     throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
   if (o.kind != "batch" && (o.kv_memory_bytes != 0 || o.step_tokens != 0))
     throw std::invalid_argument("--kv-memory and --step-tokens apply to --engine batch only");
+  if (!o.prefix_cache.empty() && o.prefix_cache != "on" && o.prefix_cache != "off")
+    throw std::invalid_argument("--prefix-cache must be on or off, not \"" + o.prefix_cache + "\"");
+  if (o.kind != "batch" && o.prefix_cache == "on")
+    throw std::invalid_argument("--prefix-cache on applies to --engine batch only");
+  if (o.kind != "batch" && (!o.cache_dir.empty() || o.cache_disk_bytes != 0))
+    throw std::invalid_argument("--cache-dir and --cache-disk apply to --engine batch only");
+  if (o.cache_dir.empty() && o.cache_disk_bytes != 0) throw std::invalid_argument("--cache-disk needs --cache-dir");
+  if (!o.cache_dir.empty() && o.prefix_cache == "off")
+    throw std::invalid_argument("--cache-dir is the prefix cache's disk tier: it needs --prefix-cache on");
+  if (o.cache_disk_bytes < 0) throw std::invalid_argument("--cache-disk must not be negative");
   if (o.context_size < 0) throw std::invalid_argument("--ctx must not be negative");
   if (o.kv_memory_bytes < 0 || o.kv_memory_bytes > physical_memory_bytes())
     throw std::invalid_argument("--kv-memory must be at most this machine's memory (" +
@@ -84,7 +94,12 @@ std::unique_ptr<Engine> make_engine(const EngineOptions& options) {
                    .parallel = parallel_of(options),
                    .kv_memory_bytes = options.kv_memory_bytes,
                    .step_tokens = options.step_tokens > 0 ? options.step_tokens : kDefaultStepTokens,
-                   .queue_limit = options.queue_limit});
+                   .queue_limit = options.queue_limit,
+                   .prefix_cache = options.prefix_cache != "off",
+                   .cache_dir = options.cache_dir,
+                   .cache_disk_bytes = options.cache_dir.empty()        ? 0
+                                       : options.cache_disk_bytes > 0 ? options.cache_disk_bytes
+                                                                      : kDefaultCacheDiskBytes});
 }
 
 }  // namespace nanoserve::engine

@@ -21,6 +21,9 @@ struct EngineOptions {
   // batch only
   int64_t kv_memory_bytes = 0;   // the KV pool; 0 = context_size × parallel positions
   int64_t step_tokens = 0;       // rows per forward step; 0 = kDefaultStepTokens
+  std::string prefix_cache = ""; // "on" | "off" | "" (the kind's default: on for batch, off elsewhere)
+  std::string cache_dir = "";    // the prefix cache's disk tier; empty: none
+  int64_t cache_disk_bytes = 0;  // its bound; 0 with a cache_dir: kDefaultCacheDiskBytes
   // mock only
   int64_t mock_token_delay_us = 0;
 };
@@ -29,6 +32,9 @@ struct EngineOptions {
 int default_parallel(const std::string& kind);
 // options.parallel, or the kind's default.
 int parallel_of(const EngineOptions& options);
+
+// The disk tier's bound when --cache-dir comes without --cache-disk.
+inline constexpr int64_t kDefaultCacheDiskBytes = int64_t{4} << 30;
 
 // Bounds on what the options may ask for.
 inline constexpr int kMaxParallel = 256;

@@ -58,8 +58,10 @@ void Generation::hold_place(std::atomic<int64_t>& places) {
   place_ = &places;
 }
 
-void Generation::admit() {
-  if (admitted_ == Clock::time_point{}) admitted_ = Clock::now();
+void Generation::admit(int64_t cached_tokens) {
+  if (admitted_ != Clock::time_point{}) return;
+  admitted_ = Clock::now();
+  cached_tokens_ = cached_tokens;
 }
 
 void Generation::hold_kv(int64_t blocks, int64_t block_bytes) {
@@ -122,12 +124,13 @@ RequestStats Generation::stats() const {
   RequestStats s;
   s.prompt_tokens = static_cast<int32_t>(request_.prompt.size());
   s.completion_tokens = output_.completion_tokens();
+  s.cached_tokens = static_cast<int32_t>(cached_tokens_);
   const bool was_admitted = admitted_ != Clock::time_point{};
   if (was_admitted) s.queue_ms = milliseconds(admitted_ - submitted_);
   if (s.completion_tokens > 0) {
     s.ttft_ms = milliseconds(first_token_ - submitted_);
     const double prefill_ms = milliseconds(first_token_ - admitted_);
-    if (prefill_ms > 0) s.prefill_tok_s = s.prompt_tokens / (prefill_ms / 1e3);
+    if (prefill_ms > 0) s.prefill_tok_s = (s.prompt_tokens - s.cached_tokens) / (prefill_ms / 1e3);
     const double decode_ms = milliseconds(last_token_ - first_token_);
     if (s.completion_tokens > 1 && decode_ms > 0)
       s.decode_tok_s = (s.completion_tokens - 1) / (decode_ms / 1e3);

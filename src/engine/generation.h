@@ -46,9 +46,10 @@ class Generation {
   // The request holds one of `places` until its final event, which gives it back first, so a
   // reader who has seen the final event can submit again at once.
   void hold_place(std::atomic<int64_t>& places);
-  // The request leaves the queue and starts (stamps the admit time; a request that is
-  // preempted and admitted again keeps its first admit time).
-  void admit();
+  // The request leaves the queue and starts, with `cached_tokens` of its prompt from the prefix
+  // cache (stamps the admit time; a request that is preempted and admitted again keeps its
+  // first admit time and cached tokens).
+  void admit(int64_t cached_tokens = 0);
   // The KV cache blocks the request holds now (the stats report the peak).
   void hold_kv(int64_t blocks, int64_t block_bytes);
   // Runs on the engine's thread just before the final event is pushed (whichever way the
@@ -76,7 +77,7 @@ class Generation {
   Clock::time_point submitted_ = Clock::now(), admitted_, first_token_, last_token_;
   std::atomic<int64_t>* place_ = nullptr;
   std::function<void()> release_;
-  int64_t kv_blocks_ = 0, kv_peak_bytes_ = 0;
+  int64_t kv_blocks_ = 0, kv_peak_bytes_ = 0, cached_tokens_ = 0;
   bool finished_ = false;
 };
 

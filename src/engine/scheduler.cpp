@@ -68,15 +68,16 @@ class Planner {
     for (size_t i = 0; i < n_running_; ++i)
       uncommitted -= std::max<int64_t>(0, scheduler_.blocks_for(seqs_[i].tokens) - seqs_[i].blocks - reserved_[i]);
     for (const SequenceView& w : waiting) {
-      const int64_t whole = scheduler_.blocks_for(w.tokens);
-      if (slots <= 0 || budget_left() <= 0 || whole > uncommitted) return;
-      seqs_.push_back({.arrival = w.arrival, .tokens = w.tokens, .cached = 0, .blocks = 0});
+      const int64_t whole = scheduler_.blocks_for(w.tokens) - w.blocks + w.attach_cost;
+      if (w.held || slots <= 0 || budget_left() <= 0 || whole > uncommitted) return;
+      seqs_.push_back({.arrival = w.arrival, .tokens = w.tokens, .cached = w.cached, .blocks = w.blocks});
       chunk_.push_back(0);
       reserved_.push_back(0);
       out_.push_back(false);
       ++plan_.admitted;
       --slots;
       uncommitted -= whole;
+      free_ -= w.attach_cost;
       prefill(seqs_.size() - 1);
     }
   }
@@ -102,7 +103,7 @@ class Planner {
   }
 
   void preempt(size_t j) {
-    free_ += seqs_[j].blocks + reserved_[j];
+    free_ += seqs_[j].blocks - seqs_[j].shared + reserved_[j];
     if (chunk_[j] > 0) {
       plan_.rows -= chunk_[j];
       std::erase_if(plan_.chunks, [j](const StepPlan::Chunk& c) { return c.seq == j; });

@@ -11,9 +11,10 @@
 //      oldest first (every running sequence keeps streaming whatever prompts arrive);
 //   2. prefill chunks of running sequences, oldest first, under the step's token budget;
 //   3. admission, first come first served: the oldest waiting sequence starts when a slot is
-//      free, budget is left and the pool's free blocks cover its whole prompt besides what
-//      the prefills already running still need; no one overtakes it. Nothing is admitted in
-//      a step that preempts;
+//      free, budget is left and the pool's free blocks cover its whole prompt (less its cached
+//      prefix) besides what the prefills already running still need, and it is not held (its
+//      next blocks are being computed by a running sequence: prefilled once, then shared);
+//      no one overtakes it. Nothing is admitted in a step that preempts;
 //   4. prefill chunks of the sequences just admitted.
 // When the pool cannot give a sequence the blocks its chunk needs, the newest sequence gives
 // way: newer sequences are preempted (they free all their blocks and wait again, to be
@@ -31,12 +32,19 @@
 
 namespace nanoserve::engine {
 
-// What the policy knows of one sequence.
+// What the policy knows of one sequence. A waiting sequence whose prompt begins with blocks of
+// the prefix cache starts with them: `cached` and `blocks` say what it would hold at once, and
+// `attach_cost` what holding them takes from the pool's free blocks (idle cached blocks count
+// as free until someone holds them).
 struct SequenceView {
   uint64_t arrival = 0;  // submit order: smaller is older
   int64_t tokens = 0;    // prompt + generated so far (at least 1)
-  int64_t cached = 0;    // of those, positions in the KV cache (0 while waiting)
-  int64_t blocks = 0;    // KV blocks it holds (0 while waiting)
+  int64_t cached = 0;    // of those, positions in the KV cache
+  int64_t blocks = 0;    // KV blocks it holds
+  int64_t shared = 0;    // running: of those, blocks another sequence holds too (preempting it frees the rest)
+  int64_t attach_cost = 0;  // waiting: free blocks its cached prefix takes when it starts
+  bool held = false;     // waiting: a running sequence is computing its next blocks; it waits for them
+                         // (and, first come first served, so does everyone behind it)
 };
 
 struct SchedulerLimits {

@@ -28,14 +28,12 @@ std::shared_ptr<Stream> SequentialEngine::submit(GenerationRequest request) {
 }
 
 EngineMetrics SequentialEngine::metrics() const {
-  return {.waiting = queue_.waiting(),
-          .running = queue_.running(),
-          .kv_used_bytes = model::kv_bytes_per_position(model_.config()) * kv_positions_,
-          .kv_total_bytes = static_cast<int64_t>(cache_.bytes()),
-          .kv_used_blocks = 0,
-          .kv_total_blocks = 0,
-          .preemptions = 0,
-          .batch_sequences = {}};
+  EngineMetrics m;  // no paging, batching or prefix cache: those stay 0
+  m.waiting = queue_.waiting();
+  m.running = queue_.running();
+  m.kv_used_bytes = model::kv_bytes_per_position(model_.config()) * kv_positions_;
+  m.kv_total_bytes = static_cast<int64_t>(cache_.bytes());
+  return m;
 }
 
 void SequentialEngine::serve() {

@@ -9,16 +9,28 @@
 // The forward pass (Model::forward) reserves the blocks its rows need; a scheduler that must
 // not fail mid-step reserves them itself beforehand (reserve() says whether the pool had room)
 // and preempts when it has not.
+//
+// The prefix cache: a sequence's whole blocks, once computed, may be published (publish());
+// a later sequence whose tokens begin with the same whole blocks attaches them by reference
+// (find_prefix(), attach()) and computes only the rest. Blocks are counted by reference: one
+// that a sequence lets go of goes back to the free list only when no other sequence holds it,
+// and a published one stays in the pool, idle, until a reservation needs its space (the least
+// recently used goes first). free_blocks() counts idle blocks as free: the cache holds only
+// memory that no sequence asks for. A sequence only writes positions past its attached ones,
+// into blocks of its own, so a shared block is never written.
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
+#include <list>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/attention.h"
 #include "kernels/huge_pages.h"
 #include "model/config.h"
+#include "model/prefix_index.h"
 
 namespace nanoserve::model {
 
@@ -40,16 +52,19 @@ class KvCache {
   static constexpr int64_t kBlocksPerGroup = 64;
 
   // A pool of ceil(capacity / block_size) blocks for up to n_seq sequences (ids 0..n_seq-1).
-  // Throws std::invalid_argument when capacity, n_seq or block_size is not positive.
-  KvCache(const ModelConfig& config, int64_t capacity, int n_seq = 1, int64_t block_size = kDefaultBlockSize);
+  // Throws std::invalid_argument when capacity, n_seq or block_size is not positive. `hash`
+  // names prefixes (PrefixIndex; replaceable so that a test can force collisions).
+  KvCache(const ModelConfig& config, int64_t capacity, int n_seq = 1, int64_t block_size = kDefaultBlockSize,
+          PrefixIndex::HashFn hash = PrefixIndex::chain_hash);
 
   // Whether this cache was made for a model of this shape.
   bool fits(const ModelConfig& c) const;
   int n_seq() const { return static_cast<int>(sequences_.size()); }
   int64_t block_size() const { return block_size_; }
   int64_t n_blocks() const { return n_blocks_; }
-  int64_t free_blocks() const { return static_cast<int64_t>(free_.size()); }
-  int64_t used_blocks() const { return n_blocks_ - free_blocks(); }
+  // Blocks a reservation can have: never used, or idle in the prefix cache.
+  int64_t free_blocks() const { return static_cast<int64_t>(free_.size() + idle_.size()); }
+  int64_t used_blocks() const { return n_blocks_ - free_blocks(); }  // held by a sequence
   // Positions the pool holds in all: the most one sequence can ever fill.
   int64_t n_ctx() const { return n_blocks_ * block_size_; }
   size_t bytes() const { return 2 * half_bytes(n_blocks_); }
@@ -62,8 +77,44 @@ class KvCache {
   // Gives `seq` the blocks it needs to hold n_positions; false, and nothing changes, when the
   // pool has too few free blocks.
   bool reserve(int seq, int64_t n_positions);
-  // Empties a sequence: its length becomes 0 and its blocks go back to the pool.
+  // Empties a sequence: its length becomes 0 and it lets go of its blocks (each goes back to
+  // the pool when no other sequence holds it; a published one stays cached, idle).
   void clear(int seq);
+
+  // The prefix cache (see the top of this file).
+  struct PrefixHit {
+    std::vector<int32_t> blocks;  // cached blocks to attach by reference, in order
+    int32_t copied = -1;          // a cached block whose first positions go into a new block
+    int64_t positions = 0;        // positions the sequence holds once attached
+    int64_t pool_cost = 0;        // free blocks that attaching takes (idle ones it holds, the copy's)
+  };
+  // Appends the chain hashes of the whole blocks of `tokens` that `hashes` lacks (kept by the
+  // caller per sequence, extended as its tokens grow).
+  void extend_chain(std::span<const int32_t> tokens, std::vector<uint64_t>& hashes) const {
+    index_.extend_chain(tokens, hashes);
+  }
+  // The longest published prefix of `tokens`, at most `limit` positions (a sequence must still
+  // compute its last token to get its logits). When `limit` ends inside a cached block, that
+  // block's first positions are copied rather than shared: the sequence writes the rest.
+  PrefixHit find_prefix(std::span<const int32_t> tokens, std::span<const uint64_t> hashes, int64_t limit) const;
+  // Gives an empty sequence the hit's positions; the pool must have hit.pool_cost free blocks.
+  void attach(int seq, const PrefixHit& hit);
+  // Publishes the sequence's whole blocks computed since the last call (tokens: at least its
+  // length; hashes: extend_chain's over them).
+  void publish(int seq, std::span<const int32_t> tokens, std::span<const uint64_t> hashes);
+  int64_t cached_blocks() const { return static_cast<int64_t>(idle_.size()); }  // published, idle
+  int64_t shared_blocks(int seq) const;  // blocks of seq that another sequence holds too
+  uint64_t evictions() const { return evictions_; }  // idle cached blocks given to a reservation
+  // Forgets every idle cached block.
+  void drop_cached();
+
+  // For the disk tier (KvDiskCache): a block's keys and values as block_bytes() bytes.
+  int64_t published_blocks(int seq) const { return sequence(seq).published; }  // leading blocks of its table
+  void read_block(int seq, int64_t index, std::span<uint8_t> out) const;  // block `index` of seq's table
+  // Puts bytes read back into a block of the pool (free, else the least recently used idle
+  // one), published after `parent` (see PrefixIndex::publish) and idle. Returns the block, or
+  // -1 when the pool has no block to give or the index refuses it.
+  int32_t adopt(int32_t parent, uint64_t hash, std::span<const int32_t> block_tokens, std::span<const uint8_t> data);
 
   // The forward pass stores position pos of a sequence (reserved already; kv_dim keys and
   // values, rounded to F16), then reads positions [0, pos] through view(), which says where
@@ -77,8 +128,19 @@ class KvCache {
   struct Sequence {
     int64_t length = 0;
     std::vector<int32_t> blocks;  // block table
+    int64_t published = 0;        // leading blocks of the table offered to the index
+    int32_t chain = -1;           // the published block that holds the same prefix as blocks[published - 1]
+    bool publishing = true;       // false once a block could not be published (the rest never are)
   };
   const Sequence& sequence(int seq) const;
+  int32_t take_block();  // a free block, else the least recently used idle one, with one reference
+  void hold(int32_t block);     // one more reference (an idle block leaves the idle list)
+  void let_go(int32_t block);   // one reference less
+  void copy_block(int32_t from, int32_t to);
+  size_t tile_bytes() const;  // one layer's and KV head's keys (or values) in one block
+  // Calls f(k_tile, v_tile) for each layer and KV head of `block`, in that order.
+  template <class F>
+  void for_each_tile(int32_t block, F f) const;
   // Where KV head kv_head's tile of `layer` in block `block` starts, in elements.
   int64_t tile_offset(int layer, int64_t kv_head, int64_t block) const;
 
@@ -89,6 +151,11 @@ class KvCache {
   size_t half_bytes(int64_t blocks) const { return static_cast<size_t>(blocks * block_size_ * position_bytes_ / 2); }
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
+  std::vector<int32_t> refs_;  // per block: the sequences that hold it
+  PrefixIndex index_;
+  std::list<int32_t> idle_;    // published blocks nobody holds, least recently used first
+  std::vector<std::list<int32_t>::iterator> idle_at_;  // per block, valid while it is idle
+  uint64_t evictions_ = 0;
   // Groups of kBlocksPerGroup blocks, one after another; in a group, per layer and KV head, the
   // tiles of its blocks in a run (a tile: block_size positions × head_dim, laid out as
   // kernels::KvView says). A sequence whose blocks were taken in order has each head's keys of a

@@ -23,6 +23,7 @@ struct GenerationParams {
   std::string max_tokens_param = "max_tokens";  // the field it came from, for errors
   std::vector<std::string> stop;
   bool ignore_eos = false;
+  bool cache_prompt = true;             // llama-server's field: false skips the prefix cache
   bool stream = false;
   bool include_usage = false;           // stream_options.include_usage
 };

@@ -37,6 +37,7 @@ engine::GenerationRequest make_generation_request(std::string id, std::vector<in
   r.max_tokens = params.max_tokens.value_or(static_cast<int32_t>(std::min<int64_t>(room, limits.max_tokens)));
   r.stop = params.stop;
   r.ignore_eos = params.ignore_eos;
+  r.cache_prompt = params.cache_prompt;
   return r;
 }
 

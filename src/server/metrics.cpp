@@ -107,6 +107,32 @@ std::string ServerMetrics::prometheus_text(const std::optional<engine::EngineMet
     write_counter(out, "nanoserve_preemptions_total",
                   "Sequences that gave their KV blocks back when the pool ran short, to be recomputed.",
                   engine->preemptions);
+    write_gauge(out, "nanoserve_prefix_cache_blocks",
+                "KV blocks kept by the prefix cache that no sequence holds (given to new positions when needed).",
+                static_cast<double>(engine->kv_cached_blocks));
+    write_counter(out, "nanoserve_prefix_cache_lookups_total", "Admissions that looked their tokens up in the prefix cache.",
+                  engine->prefix_lookups);
+    write_counter(out, "nanoserve_prefix_cache_hit_tokens_total", "Positions admissions found in the prefix cache.",
+                  engine->prefix_hit_tokens);
+    write_counter(out, "nanoserve_prefix_cache_miss_tokens_total", "Positions admissions had to compute.",
+                  engine->prefix_miss_tokens);
+    write_counter(out, "nanoserve_prefix_cache_evictions_total",
+                  "Cached KV blocks given to new positions when the pool had no free block.", engine->prefix_evictions);
+    const model::KvDiskStats& disk = engine->prefix_disk;
+    write_gauge(out, "nanoserve_prefix_cache_disk_blocks", "KV blocks in the prefix cache's disk tier (--cache-dir).",
+                static_cast<double>(disk.blocks));
+    write_gauge(out, "nanoserve_prefix_cache_disk_bytes", "Bytes of the prefix cache's disk tier.",
+                static_cast<double>(disk.bytes));
+    write_counter(out, "nanoserve_prefix_cache_disk_reads_total", "KV blocks read back from the disk tier.", disk.reads);
+    write_counter(out, "nanoserve_prefix_cache_disk_writes_total", "KV blocks written to the disk tier.", disk.writes);
+    write_counter(out, "nanoserve_prefix_cache_disk_read_errors_total",
+                  "Disk tier files ignored and removed: truncated, corrupt or foreign.", disk.read_errors);
+    write_counter(out, "nanoserve_prefix_cache_disk_write_errors_total", "Disk tier writes that failed.",
+                  disk.write_errors);
+    write_counter(out, "nanoserve_prefix_cache_disk_dropped_total",
+                  "KV blocks not written to the disk tier because its write queue was full.", disk.dropped);
+    write_counter(out, "nanoserve_prefix_cache_disk_evictions_total",
+                  "Disk tier files removed to stay under --cache-disk.", disk.evictions);
     const engine::CountHistogram& batch = engine->batch_sequences;
     if (!batch.bounds.empty())
       write_histogram(out, "nanoserve_batch_size_sequences", "Sequences advanced by each forward step.",

@@ -16,11 +16,13 @@ std::string json_text(const json& value) { return value.dump(-1, ' ', false, jso
 json usage_json(const engine::RequestStats& stats) {
   return {{"prompt_tokens", stats.prompt_tokens},
           {"completion_tokens", stats.completion_tokens},
-          {"total_tokens", stats.prompt_tokens + stats.completion_tokens}};
+          {"total_tokens", stats.prompt_tokens + stats.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", stats.cached_tokens}}}};
 }
 
 json engine_stats_json(const engine::RequestStats& stats) {
-  return {{"queue_ms", stats.queue_ms},
+  return {{"cached_tokens", stats.cached_tokens},
+          {"queue_ms", stats.queue_ms},
           {"ttft_ms", stats.ttft_ms},
           {"prefill_tok_s", stats.prefill_tok_s},
           {"decode_tok_s", stats.decode_tok_s},

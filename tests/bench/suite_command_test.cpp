@@ -4,8 +4,10 @@
 // summary.md are written, and bad flags are refused with a message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "bench/row_schema.h"
 #include "support/run_nanoserve.h"
@@ -81,6 +83,52 @@ TEST_F(SuiteCommand, WritesRowsThatMatchTheSchemaAndCharts) {
   const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
   for (const char* text : {"## Machine and build", "## Server overhead", "## Concurrent streams", "## Context length",
                            "Not measured in this run", "nosuch engine", "](../docs/bench-raw-pairs.png)"})
+    EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
+}
+
+// The prefix phase on the tiny model: every case's rows, warm requests that report the cached
+// tokens they found, and its section and chart.
+TEST_F(SuiteCommand, ThePrefixPhaseMeasuresColdAndWarmRequests) {
+  const std::string out = (dir_ / "results").string();
+  const test::CommandResult suite = test::run_nanoserve(
+      "bench suite prefix --model " + model_ + " --out " + out +
+      " --threads 1 --repeats 2 --streams 3 --prefix-prompt 40 --prefix-new-tokens 5 --prefix-restart-prompt 48"
+      " --prefix-shared-prompt 32 --prefix-shared-distinct 4 --prefix-max-tokens 3");
+  ASSERT_EQ(suite.status, 0) << suite.err;
+  const auto rows = read_rows(fs::path(out) / "prefix.jsonl");
+  std::map<std::string, int> cases;
+  for (const json& row : rows) {
+    EXPECT_EQ(schema_problems(row), std::vector<std::string>{}) << row.dump();
+    ASSERT_EQ(row["kind"], "request") << row.dump();
+    EXPECT_TRUE(row["exact_tokens"].get<bool>()) << row.dump();
+    const std::string c = row["case"];
+    ++cases[c + (row.contains("cache") ? "/" + row["cache"].get<std::string>() : "")];
+    const int prompt = row["prompt_tokens"];
+    const int cached = row["cached_tokens"];
+    if (c == "cold" || c == "restart_cold") {
+      EXPECT_EQ(cached, 0) << row.dump();
+    }
+    if (c == "followup") {
+      EXPECT_EQ(cached, 32) << row.dump();  // the 40-token conversation's 2 whole blocks
+    }
+    // The same prompt answered before: its whole blocks of 16, short of its last token.
+    if (c == "resend" || c == "restart_warm") {
+      EXPECT_EQ(cached, std::min(prompt - 1, prompt / 16 * 16)) << row.dump();
+    }
+    if (c == "shared" && row["cache"] == "off") {
+      EXPECT_EQ(cached, 0) << row.dump();
+    }
+  }
+  EXPECT_EQ(cases, (std::map<std::string, int>{{"cold", 2}, {"followup", 2}, {"resend", 2}, {"restart_cold", 2},
+                                               {"restart_warm", 2}, {"shared/on", 6}, {"shared/off", 6}}));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "prefix-cache-dir"));  // the restart's folder is removed
+
+  const std::string docs = (dir_ / "docs").string();
+  const test::CommandResult charts = test::run_nanoserve("bench charts --in " + out + " --docs " + docs);
+  ASSERT_EQ(charts.status, 0) << charts.err;
+  EXPECT_GT(fs::file_size(fs::path(docs) / "bench-prefix-ttft.png"), 1000u);
+  const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
+  for (const char* text : {"## Prefix cache", "the follow-up resent", "sooner than cold", "after a restart"})
     EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
 }
 

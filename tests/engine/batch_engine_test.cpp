@@ -21,6 +21,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::read_to_end;
+using test::request;
+using test::run_together;
 using test::StreamRecord;
 
 // One thread is the quickest when ctest runs tests side by side on a busy machine; the
@@ -28,14 +30,6 @@ using test::StreamRecord;
 constexpr int kThreads = 1;
 
 std::string pycoder_path() { return nanoserve::test::shared_path("models/pycoder/pycoder-q8_0.gguf"); }
-
-GenerationRequest request(std::vector<int32_t> prompt, int32_t max_tokens) {
-  GenerationRequest r;
-  r.prompt = std::move(prompt);
-  r.max_tokens = max_tokens;
-  r.ignore_eos = true;
-  return r;
-}
 
 BatchOptions tiny_options() {
   return {.model_path = test::tiny_model_path(), .threads = kThreads, .parallel = 8, .step_tokens = 64};
@@ -55,15 +49,6 @@ std::vector<GoldenSequence> tiny_golden() {
   for (const auto& seq : golden.at("sequences"))
     out.push_back({seq.at("input_ids").get<std::vector<int32_t>>(), seq.at("greedy_ids").get<std::vector<int32_t>>(),
                    seq.at("greedy_top1_top2_margin").get<std::vector<float>>()});
-  return out;
-}
-
-// Submits all at once, then reads each stream to its end.
-std::vector<StreamRecord> run_together(Engine& engine, const std::vector<GenerationRequest>& requests) {
-  std::vector<std::shared_ptr<Stream>> streams;
-  for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
-  std::vector<StreamRecord> out;
-  for (auto& s : streams) out.push_back(read_to_end(*s));
   return out;
 }
 

@@ -216,6 +216,52 @@ void simulate(uint64_t seed, SchedulerLimits limits, int64_t pool_blocks) {
   }
 }
 
+// A waiting sequence whose prompt begins with cached blocks needs free blocks only for the
+// rest (and for the idle cached blocks it takes from the free count), and starts past them.
+TEST(Scheduler, ACachedPrefixIsAdmittedWithTheBlocksItStillNeeds) {
+  const Scheduler s({.max_running = 4, .step_tokens = 64, .block_size = 16});
+  SequenceView w = waiting(1, 100);  // 7 blocks in all
+  EXPECT_EQ(s.plan({}, std::vector{w}, 3).admitted, 0u);
+  w.cached = 80;   // 5 whole blocks attached
+  w.blocks = 5;
+  w.attach_cost = 1;  // one of them idle: attaching it takes a free block
+  StepPlan plan = s.plan({}, std::vector{w}, 3);
+  ASSERT_EQ(plan.admitted, 1u);
+  EXPECT_EQ(chunks(plan), (Chunks{{0, 20}}));  // from position 80
+  EXPECT_EQ(s.plan({}, std::vector{w}, 2).admitted, 0u);  // 2 new blocks + 1 idle > 2 free
+  // A fully cached prompt computes its last token only.
+  w.cached = 99;
+  w.blocks = 7;
+  w.attach_cost = 1;  // the copied last block
+  plan = s.plan({}, std::vector{w}, 1);
+  ASSERT_EQ(plan.admitted, 1u);
+  EXPECT_EQ(chunks(plan), (Chunks{{0, 1}}));
+}
+
+// A held sequence (its next blocks are being computed by another) waits, and no one behind it
+// overtakes it.
+TEST(Scheduler, AHeldSequenceWaitsAndKeepsItsPlaceInLine) {
+  const Scheduler s({.max_running = 4, .step_tokens = 64, .block_size = 16});
+  SequenceView held = waiting(1, 40);
+  held.held = true;
+  const StepPlan plan = s.plan({}, std::vector{held, waiting(2, 10)}, 100);
+  EXPECT_EQ(plan.admitted, 0u);
+  EXPECT_TRUE(plan.chunks.empty());
+}
+
+// Preempting a sequence frees only the blocks nobody else holds.
+TEST(Scheduler, PreemptingASharerFreesOnlyItsOwnBlocks) {
+  const Scheduler s({.max_running = 4, .step_tokens = 64, .block_size = 16});
+  SequenceView newer = running(2, 65, 64, 4);
+  newer.shared = 4;  // all four shared with the older one: preempting it frees nothing
+  const std::vector<SequenceView> run = {running(1, 80, 64, 4), newer};
+  const StepPlan plan = s.plan(run, {}, 0);
+  // The older one needs a block for its chunk; the newer one gives way, but frees no block:
+  // the older one gets no chunk this step either (the pool has none).
+  EXPECT_EQ(plan.preempted, (std::vector<size_t>{1}));
+  EXPECT_TRUE(plan.chunks.empty());
+}
+
 TEST(Scheduler, SimulatedWorkloadsFinishWithoutOverdrawingThePool) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE(seed);

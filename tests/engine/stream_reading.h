@@ -1,7 +1,9 @@
-// Test helpers for the engine room: read a stream to its end, and a real tokenizer.
+// Test helpers for the engine room: read a stream to its end (or many submitted at once), and
+// a real tokenizer.
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,6 +40,24 @@ inline StreamRecord read_to_end(Stream& stream, std::chrono::milliseconds patien
     record.tokens.insert(record.tokens.end(), event->tokens.begin(), event->tokens.end());
     ++record.text_events;
   }
+}
+
+// A request for `max_tokens` tokens exactly (greedy unless its sampling is changed).
+inline GenerationRequest request(std::vector<int32_t> prompt, int32_t max_tokens) {
+  GenerationRequest r;
+  r.prompt = std::move(prompt);
+  r.max_tokens = max_tokens;
+  r.ignore_eos = true;
+  return r;
+}
+
+// Submits every request at once, then reads each stream to its end.
+inline std::vector<StreamRecord> run_together(Engine& engine, const std::vector<GenerationRequest>& requests) {
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
+  std::vector<StreamRecord> out;
+  for (auto& s : streams) out.push_back(read_to_end(*s));
+  return out;
 }
 
 // The golden tiny models' vocabulary: ids 0..255 are the single bytes (id b = byte b),

@@ -46,6 +46,10 @@ TEST(ServerMetrics, ExpositionWithEngineGauges) {
   m.observe_inter_token_latency(0.004);
   engine::EngineMetrics e{.waiting = 2, .running = 1, .kv_used_bytes = 256, .kv_total_bytes = 1024,
                           .kv_used_blocks = 4, .kv_total_blocks = 16, .preemptions = 3,
+                          .kv_cached_blocks = 5, .prefix_lookups = 7, .prefix_hit_tokens = 300,
+                          .prefix_miss_tokens = 40, .prefix_evictions = 2,
+                          .prefix_disk = {.blocks = 9, .bytes = 9000, .writes = 11, .reads = 6, .write_errors = 1,
+                                          .dropped = 2, .read_errors = 3, .evictions = 4},
                           .batch_sequences = {.bounds = {1, 2, 4}, .counts = {5, 0, 2, 1}, .sum = 19}};
   const std::string text = m.prometheus_text(e);
   expect_valid_exposition(text);
@@ -59,7 +63,14 @@ TEST(ServerMetrics, ExpositionWithEngineGauges) {
         "nanoserve_kv_cache_capacity_bytes 1024\n", "nanoserve_kv_cache_usage_ratio 0.25\n",
         "nanoserve_kv_cache_used_blocks 4\n", "nanoserve_kv_cache_blocks 16\n",
         "# TYPE nanoserve_preemptions_total counter\n", "nanoserve_preemptions_total 3\n",
-        "# TYPE nanoserve_batch_size_sequences histogram\n",
+        "# TYPE nanoserve_batch_size_sequences histogram\n", "nanoserve_prefix_cache_blocks 5\n",
+        "# TYPE nanoserve_prefix_cache_lookups_total counter\n", "nanoserve_prefix_cache_lookups_total 7\n",
+        "nanoserve_prefix_cache_hit_tokens_total 300\n", "nanoserve_prefix_cache_miss_tokens_total 40\n",
+        "nanoserve_prefix_cache_evictions_total 2\n", "nanoserve_prefix_cache_disk_blocks 9\n",
+        "nanoserve_prefix_cache_disk_bytes 9000\n", "nanoserve_prefix_cache_disk_writes_total 11\n",
+        "nanoserve_prefix_cache_disk_reads_total 6\n", "nanoserve_prefix_cache_disk_write_errors_total 1\n",
+        "nanoserve_prefix_cache_disk_dropped_total 2\n", "nanoserve_prefix_cache_disk_read_errors_total 3\n",
+        "nanoserve_prefix_cache_disk_evictions_total 4\n",
         "nanoserve_batch_size_sequences_bucket{le=\"1\"} 5\nnanoserve_batch_size_sequences_bucket{le=\"2\"} 5\n"
         "nanoserve_batch_size_sequences_bucket{le=\"4\"} 7\nnanoserve_batch_size_sequences_bucket{le=\"+Inf\"} 8\n"
         "nanoserve_batch_size_sequences_sum 19\nnanoserve_batch_size_sequences_count 8\n"})

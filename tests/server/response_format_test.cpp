@@ -31,6 +31,7 @@ engine::RequestStats some_stats() {
   s.peak_memory_bytes = 1 << 20;
   s.kv_blocks = 3;
   s.kv_peak_bytes = 3 << 16;
+  s.cached_tokens = 4;
   return s;
 }
 
@@ -44,8 +45,9 @@ TEST(ResponseJson, ChatCompletionHasOpenAisFieldsAndTheEngineClock) {
   EXPECT_EQ(r["choices"][0],
             json({{"index", 0}, {"message", {{"role", "assistant"}, {"content", "Hello!"}}}, {"finish_reason", "length"},
                   {"logprobs", nullptr}}));
-  EXPECT_EQ(r["usage"], json({{"prompt_tokens", 7}, {"completion_tokens", 5}, {"total_tokens", 12}}));
-  EXPECT_EQ(r["nanoserve"], json({{"queue_ms", 0.5}, {"ttft_ms", 12.5}, {"prefill_tok_s", 560.0},
+  EXPECT_EQ(r["usage"], json({{"prompt_tokens", 7}, {"completion_tokens", 5}, {"total_tokens", 12},
+                              {"prompt_tokens_details", {{"cached_tokens", 4}}}}));
+  EXPECT_EQ(r["nanoserve"], json({{"cached_tokens", 4}, {"queue_ms", 0.5}, {"ttft_ms", 12.5}, {"prefill_tok_s", 560.0},
                                   {"decode_tok_s", 80.0}, {"peak_memory_bytes", 1 << 20}, {"kv_blocks", 3},
                                   {"kv_peak_bytes", 3 << 16}}));
 }

@@ -1,0 +1,273 @@
+// The batch engine's prefix cache on real models: a request's tokens are the same with the
+// cache on and off (conversation replays, exact resends, sharers at the same time with one
+// cancelled and some preempted, a forced hash collision, a pool under pressure), and the
+// cached_tokens it reports are exactly the whole blocks that earlier requests computed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/batch_engine.h"
+#include "engine/engine_factory.h"
+#include "engine/stream_reading.h"
+#include "support/test_paths.h"
+
+namespace nanoserve::engine {
+namespace {
+
+using test::read_to_end;
+using test::request;
+using test::run_together;
+using test::StreamRecord;
+
+constexpr int kThreads = 1;
+constexpr int64_t kBlock = 16;
+
+std::string pycoder_path() { return nanoserve::test::shared_path("models/pycoder/pycoder-q8_0.gguf"); }
+
+BatchOptions tiny_options(bool prefix_cache) {
+  return {.model_path = test::tiny_model_path(), .threads = kThreads, .parallel = 8, .step_tokens = 64,
+          .prefix_cache = prefix_cache};
+}
+
+// Deterministic token ids in the tiny model's vocabulary (0..999: text tokens).
+std::vector<int32_t> tokens(int n, int seed) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) t[static_cast<size_t>(i)] = (i * 131 + seed * 977 + 7) % 1000;
+  return t;
+}
+
+std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Positions of `computed` tokens that whole blocks hold.
+int64_t whole_blocks(int64_t computed) { return computed / kBlock * kBlock; }
+
+StreamRecord run(Engine& engine, const GenerationRequest& r) {
+  StreamRecord out = read_to_end(*engine.submit(r));
+  EXPECT_EQ(out.last.kind, Event::Kind::Done) << out.last.error;
+  return out;
+}
+
+// A conversation of three turns on pycoder: each turn's prompt is the last prompt, the answer,
+// and a new message. With the cache, each turn finds every whole block of the turn before
+// (prompt and answer: the answer's last token was never fed, so prompt + answer - 1
+// positions were computed), and its tokens equal those without the cache.
+TEST(PrefixCache, AConversationFindsEachTurnBeforeAndAnswersTheSame) {
+  auto on = make_engine({.kind = "batch", .model_path = pycoder_path(), .threads = kThreads, .prefix_cache = "on"});
+  auto off = make_engine({.kind = "batch", .model_path = pycoder_path(), .threads = kThreads, .prefix_cache = "off"});
+  const tokenizer::Tokenizer& tok = on->tokenizer();
+  std::vector<int32_t> prompt = tok.encode("import numpy as np\n\ndef moving_average(values, window):\n", true);
+  const char* messages[] = {"\n\nclass Stack:\n    def __init__(self):\n", "\n\ndef parse_args(argv):\n    "};
+  int64_t computed_before = 0;
+  for (int turn = 0; turn < 3; ++turn) {
+    GenerationRequest r = request(prompt, 40);
+    const StreamRecord with = run(*on, r), without = run(*off, r);
+    EXPECT_EQ(with.tokens, without.tokens) << "turn " << turn;
+    EXPECT_EQ(with.text, without.text) << "turn " << turn;
+    EXPECT_EQ(with.last.stats.cached_tokens, whole_blocks(computed_before)) << "turn " << turn;
+    EXPECT_EQ(without.last.stats.cached_tokens, 0);
+    if (turn == 2) break;
+    computed_before = static_cast<int64_t>(prompt.size() + with.tokens.size()) - 1;
+    prompt = concat(concat(prompt, with.tokens), tok.encode(messages[turn], false));
+  }
+  const EngineMetrics m = on->metrics();
+  EXPECT_EQ(m.prefix_lookups, 3u);
+  EXPECT_GT(m.prefix_hit_tokens, 0u);
+  EXPECT_EQ(off->metrics().prefix_lookups, 0u);
+  EXPECT_EQ(m.kv_used_blocks, 0);
+  EXPECT_GT(m.kv_cached_blocks, 0);
+}
+
+// The same prompt again computes only what its whole blocks do not hold (a partial last block is
+// never shared), and at least its last token, whatever its length against the block.
+TEST(PrefixCache, AnExactResendComputesOnlyItsLastToken) {
+  BatchEngine on(tiny_options(true)), off(tiny_options(false));
+  for (int n : {1, 15, 16, 17, 32, 33, 200}) {
+    const GenerationRequest r = request(tokens(n, n), 12);
+    const StreamRecord first = run(on, r), again = run(on, r), without = run(off, r);
+    EXPECT_EQ(first.last.stats.cached_tokens, 0) << n;
+    EXPECT_EQ(again.last.stats.cached_tokens, std::min<int64_t>(n - 1, whole_blocks(n))) << n;
+    EXPECT_EQ(first.tokens, without.tokens) << n;
+    EXPECT_EQ(again.tokens, without.tokens) << n;
+  }
+}
+
+// cache_prompt false: the request neither finds nor leaves anything.
+TEST(PrefixCache, CachePromptFalseSkipsLookupAndPublication) {
+  BatchEngine engine(tiny_options(true));
+  GenerationRequest r = request(tokens(100, 1), 8);
+  r.cache_prompt = false;
+  run(engine, r);
+  EXPECT_EQ(engine.metrics().kv_cached_blocks, 0);
+  EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 0);
+  r.cache_prompt = true;
+  EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 0);
+  EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 96);
+  r.cache_prompt = false;
+  EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 0);
+  EXPECT_EQ(engine.metrics().prefix_lookups, 2u);
+}
+
+// Eight requests that share a 200-token system prompt, submitted at once, with a step budget
+// that could take several whole prompts: the first computes the shared blocks, the others
+// wait for them (rather than computing them beside it) and compute only their own tokens;
+// every request's tokens equal its tokens without the cache.
+TEST(PrefixCache, SharersAtTheSameTimePrefillTheSharedPrefixOnce) {
+  const std::vector<int32_t> system = tokens(200, 3);
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 8; ++i) requests.push_back(request(concat(system, tokens(30 + i, 100 + i)), 16));
+  BatchOptions wide = tiny_options(true);
+  wide.step_tokens = 1024;
+  BatchEngine on(wide), off(tiny_options(false));
+  const std::vector<StreamRecord> with = run_together(on, requests), without = run_together(off, requests);
+  int64_t cached = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_EQ(with[i].last.kind, Event::Kind::Done) << with[i].last.error;
+    EXPECT_EQ(with[i].tokens, without[i].tokens) << i;
+    cached += with[i].last.stats.cached_tokens;
+  }
+  EXPECT_EQ(cached, 7 * whole_blocks(200));
+  // The first computes its 230 tokens; each other its 8 system tokens past the last whole
+  // block, and its own 30 + i.
+  uint64_t computed = 230;
+  for (int i = 1; i < 8; ++i) computed += 8 + 30 + i;
+  EXPECT_EQ(on.metrics().prefix_miss_tokens, computed);
+}
+
+// Sharers beside a cancelled sharer, in a pool so small that some are preempted: the others'
+// tokens are their tokens alone without the cache, and every block is let go of at the end.
+TEST(PrefixCache, SharersSurviveACancelledAndPreemptedSharer) {
+  const std::vector<int32_t> system = tokens(64, 5);
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 5; ++i) requests.push_back(request(concat(system, tokens(20 + 7 * i, 200 + i)), 60));
+  BatchOptions small = tiny_options(true);
+  BatchEngine probe(small);
+  small.kv_memory_bytes = 24 * (probe.metrics().kv_total_bytes / probe.metrics().kv_total_blocks);
+  BatchEngine on(small), off(tiny_options(false));
+  std::vector<StreamRecord> alone;
+  for (const GenerationRequest& r : requests) alone.push_back(run(off, r));
+
+  GenerationRequest doomed = request(concat(system, tokens(40, 300)), 2000);
+  auto cancelled = on.submit(doomed);
+  ASSERT_TRUE(cancelled->next(test::kPatience));  // it is generating, holding the shared blocks
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (const GenerationRequest& r : requests) streams.push_back(on.submit(r));
+  cancelled->cancel();
+  EXPECT_EQ(read_to_end(*cancelled).last.finish, FinishReason::Cancelled);
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const StreamRecord got = read_to_end(*streams[i]);
+    ASSERT_EQ(got.last.kind, Event::Kind::Done) << got.last.error;
+    EXPECT_EQ(got.tokens, alone[i].tokens) << i;
+  }
+  const EngineMetrics m = on.metrics();
+  EXPECT_GT(m.preemptions, 0u);
+  EXPECT_GT(m.prefix_hit_tokens, 0u);
+  EXPECT_EQ(m.kv_used_blocks, 0);
+  EXPECT_EQ(m.running, 0);
+}
+
+// Every block hashes the same: only the first block published under the one key is ever found,
+// for the prompt that published it; other prompts miss, and every answer is the answer
+// without the cache.
+uint64_t colliding_hash(uint64_t, std::span<const int32_t>) { return 1; }
+
+TEST(PrefixCache, AForcedHashCollisionNeverServesAnotherPromptsBlocks) {
+  BatchOptions colliding = tiny_options(true);
+  colliding.prefix_hash = colliding_hash;
+  BatchEngine on(colliding), off(tiny_options(false));
+  const GenerationRequest a = request(tokens(80, 1), 10), b = request(tokens(80, 2), 10);
+  std::vector<int32_t> a_tail = a.prompt;  // a's blocks after a's own first one
+  a_tail.erase(a_tail.begin(), a_tail.begin() + kBlock);
+  const GenerationRequest c = request(a_tail, 10);
+  EXPECT_EQ(run(on, a).tokens, run(off, a).tokens);
+  for (const GenerationRequest* r : {&b, &c, &a}) {
+    const StreamRecord got = run(on, *r);
+    EXPECT_EQ(got.tokens, run(off, *r).tokens);
+    EXPECT_EQ(got.last.stats.cached_tokens, r == &a ? kBlock : 0);
+  }
+}
+
+// Many distinct prompts through a pool of 24 blocks: cached blocks are evicted for new ones,
+// no request fails or changes its tokens, and nothing is held once all are done.
+TEST(PrefixCache, APoolUnderPressureEvictsAndStaysExact) {
+  BatchOptions small = tiny_options(true);
+  BatchEngine probe(small);
+  small.kv_memory_bytes = 24 * (probe.metrics().kv_total_bytes / probe.metrics().kv_total_blocks);
+  BatchEngine on(small), off(tiny_options(false));
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 16; ++i) requests.push_back(request(tokens(60 + 13 * i, 40 + i), 20));
+  const std::vector<StreamRecord> with = run_together(on, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_EQ(with[i].last.kind, Event::Kind::Done) << with[i].last.error;
+    EXPECT_EQ(with[i].tokens, run(off, requests[i]).tokens) << i;
+  }
+  const EngineMetrics m = on.metrics();
+  EXPECT_GT(m.prefix_evictions, 0u);
+  EXPECT_EQ(m.kv_used_blocks, 0);
+  EXPECT_LE(m.kv_cached_blocks, m.kv_total_blocks);
+  EXPECT_GT(m.kv_cached_blocks, 0);
+}
+
+// Waits until the disk tier has written `blocks` blocks (its writes are in the background).
+void wait_for_disk_writes(const Engine& engine, uint64_t blocks) {
+  const auto deadline = std::chrono::steady_clock::now() + test::kPatience;
+  while (engine.metrics().prefix_disk.writes < blocks && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_GE(engine.metrics().prefix_disk.writes, blocks);
+}
+
+// A prompt's blocks, evicted from a small pool by other prompts, come back from the disk tier;
+// after a restart on the same folder, they come back again; the answers never change.
+TEST(PrefixCache, TheDiskTierServesEvictedBlocksAndSurvivesARestart) {
+  const std::string dir = nanoserve::test::temp_file("prefix-disk");
+  BatchOptions o = tiny_options(true);
+  BatchEngine probe(o);
+  o.kv_memory_bytes = 24 * (probe.metrics().kv_total_bytes / probe.metrics().kv_total_blocks);
+  o.cache_dir = dir;
+  o.cache_disk_bytes = 64 << 20;
+  BatchEngine off(tiny_options(false));
+  const GenerationRequest a = request(tokens(150, 9), 10);
+  const std::vector<int32_t> alone = run(off, a).tokens;
+  const int64_t a_cached = whole_blocks(150 + 9);  // its 159 computed positions, in whole blocks
+  {
+    BatchEngine on(o);
+    EXPECT_EQ(run(on, a).tokens, alone);
+    wait_for_disk_writes(on, 9);
+    for (int i = 0; i < 4; ++i) run(on, request(tokens(200, 20 + i), 10));  // a's blocks leave the pool
+    EXPECT_GT(on.metrics().prefix_evictions, 0u);
+    const StreamRecord again = run(on, a);
+    EXPECT_EQ(again.tokens, alone);
+    EXPECT_EQ(again.last.stats.cached_tokens, a_cached);
+    EXPECT_EQ(on.metrics().prefix_disk.reads, static_cast<uint64_t>(a_cached / kBlock));
+  }
+  BatchEngine restarted(o);
+  EXPECT_GE(restarted.metrics().prefix_disk.blocks, 9);
+  const StreamRecord after_restart = run(restarted, a);
+  EXPECT_EQ(after_restart.tokens, alone);
+  EXPECT_EQ(after_restart.last.stats.cached_tokens, a_cached);
+  EXPECT_EQ(restarted.metrics().prefix_disk.read_errors, 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PrefixCache, TheOptionIsForTheBatchEngine) {
+  EXPECT_THROW(make_engine({.kind = "sequential", .model_path = test::tiny_model_path(), .prefix_cache = "on"}),
+               std::invalid_argument);
+  EXPECT_THROW(make_engine({.kind = "batch", .model_path = test::tiny_model_path(), .prefix_cache = "yes"}),
+               std::invalid_argument);
+  EXPECT_NO_THROW(make_engine({.kind = "sequential", .model_path = test::tiny_model_path(), .prefix_cache = "off"}));
+  EXPECT_THROW(make_engine({.kind = "batch", .model_path = test::tiny_model_path(), .cache_disk_bytes = 1 << 20}),
+               std::invalid_argument);  // --cache-disk without --cache-dir
+  EXPECT_THROW(make_engine({.kind = "batch", .model_path = test::tiny_model_path(), .prefix_cache = "off",
+                            .cache_dir = "/tmp"}),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nanoserve::engine

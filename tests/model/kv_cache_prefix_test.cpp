@@ -1,0 +1,193 @@
+// The prefix cache in the paged pool: blocks counted by reference, published blocks kept idle
+// after their sequence lets go and given to a reservation least recently used first, a shared
+// block never freed while another sequence holds it; and on a real model, the logits after a
+// hit are a full prefill's, bit for bit (whole blocks shared, a partial one copied).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "support/test_paths.h"
+
+namespace nanoserve::model {
+namespace {
+
+ModelConfig small_config() {
+  return ModelConfig{.arch = "qwen3", .n_layer = 2, .n_embd = 64, .n_ff = 128, .n_head = 4, .n_head_kv = 2,
+                     .head_dim = 16, .n_vocab = 100, .n_ctx_train = 256, .rope_scaling = std::nullopt};
+}
+
+std::vector<int32_t> tokens_from(int n, int32_t first) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  std::iota(t.begin(), t.end(), first);
+  return t;
+}
+
+// A sequence as an engine drives it: reserve, "compute" (set the length), publish.
+void fill_and_publish(KvCache& cache, int seq, const std::vector<int32_t>& tokens) {
+  std::vector<uint64_t> hashes;
+  cache.extend_chain(tokens, hashes);
+  ASSERT_TRUE(cache.reserve(seq, static_cast<int64_t>(tokens.size())));
+  cache.set_length(seq, static_cast<int64_t>(tokens.size()));
+  cache.publish(seq, tokens, hashes);
+}
+
+KvCache::PrefixHit lookup(const KvCache& cache, const std::vector<int32_t>& tokens, int64_t limit) {
+  std::vector<uint64_t> hashes;
+  cache.extend_chain(tokens, hashes);
+  return cache.find_prefix(tokens, hashes, limit);
+}
+
+TEST(KvCachePrefix, FinishedSequencesLeaveTheirWholeBlocksCachedAndFree) {
+  KvCache cache(small_config(), 8 * 16, 3, 16);  // 8 blocks
+  const std::vector<int32_t> a = tokens_from(40, 0);  // 2 whole blocks and 8 positions
+  fill_and_publish(cache, 0, a);
+  EXPECT_EQ(cache.used_blocks(), 3);
+  cache.clear(0);
+  EXPECT_EQ(cache.used_blocks(), 0);
+  EXPECT_EQ(cache.cached_blocks(), 2);  // the partial block went back to the free list
+  EXPECT_EQ(cache.free_blocks(), 8);    // cached blocks count as free
+
+  const KvCache::PrefixHit hit = lookup(cache, a, 39);
+  EXPECT_EQ(hit.positions, 32);
+  EXPECT_EQ(hit.blocks.size(), 2u);
+  EXPECT_EQ(hit.copied, -1);
+  EXPECT_EQ(hit.pool_cost, 2);  // both idle: holding them takes them from the free count
+  cache.attach(1, hit);
+  EXPECT_EQ(cache.length(1), 32);
+  EXPECT_EQ(cache.cached_blocks(), 0);
+  EXPECT_EQ(cache.used_blocks(), 2);
+  // Held by sequence 1, the same blocks cost another sequence nothing.
+  EXPECT_EQ(lookup(cache, a, 39).pool_cost, 0);
+  cache.attach(2, lookup(cache, a, 39));
+  EXPECT_EQ(cache.shared_blocks(1), 2);
+  EXPECT_EQ(cache.used_blocks(), 2);
+}
+
+TEST(KvCachePrefix, AHitThatEndsInsideABlockCopiesIt) {
+  KvCache cache(small_config(), 8 * 16, 2, 16);
+  const std::vector<int32_t> a = tokens_from(32, 0);
+  fill_and_publish(cache, 0, a);
+  const KvCache::PrefixHit hit = lookup(cache, a, 31);  // the last token must be computed again
+  EXPECT_EQ(hit.positions, 31);
+  EXPECT_EQ(hit.blocks.size(), 1u);
+  EXPECT_GE(hit.copied, 0);
+  EXPECT_EQ(hit.pool_cost, 1);  // the copy's new block (the shared one is held by sequence 0)
+  cache.attach(1, hit);
+  EXPECT_EQ(cache.blocks_of(1), 2);
+  EXPECT_EQ(cache.shared_blocks(1), 1);
+  EXPECT_EQ(cache.used_blocks(), 3);
+}
+
+TEST(KvCachePrefix, LettingGoNeverFreesABlockAnotherSequenceHolds) {
+  KvCache cache(small_config(), 4 * 16, 2, 16);  // 4 blocks
+  const std::vector<int32_t> a = tokens_from(32, 0);
+  fill_and_publish(cache, 0, a);
+  std::vector<int32_t> b = a;
+  b.insert(b.end(), 10, 99);
+  cache.attach(1, lookup(cache, b, 41));
+  ASSERT_TRUE(cache.reserve(1, 42));
+  EXPECT_EQ(cache.used_blocks(), 3);
+  cache.clear(0);  // a preempted or cancelled sequence lets go
+  EXPECT_EQ(cache.used_blocks(), 3);  // sequence 1 still holds the shared two
+  EXPECT_EQ(cache.free_blocks(), 1);
+  EXPECT_FALSE(cache.reserve(0, 32));  // so they cannot be handed out
+  cache.clear(1);
+  EXPECT_EQ(cache.used_blocks(), 0);
+  EXPECT_EQ(cache.free_blocks(), 4);
+}
+
+TEST(KvCachePrefix, AReservationEvictsTheLeastRecentlyUsedIdleBlocks) {
+  KvCache cache(small_config(), 4 * 16, 2, 16);  // 4 blocks
+  const std::vector<int32_t> a = tokens_from(32, 0), b = tokens_from(32, 50);
+  fill_and_publish(cache, 0, a);
+  cache.clear(0);
+  fill_and_publish(cache, 0, b);
+  cache.clear(0);
+  EXPECT_EQ(cache.cached_blocks(), 4);
+  EXPECT_EQ(cache.free_blocks(), 4);
+  // a was let go of first: its blocks go first, its last block before its first.
+  ASSERT_TRUE(cache.reserve(1, 16));
+  EXPECT_EQ(cache.evictions(), 1u);
+  EXPECT_EQ(lookup(cache, a, 31).positions, 16);  // a's first block is still there
+  EXPECT_EQ(lookup(cache, b, 31).positions, 31);
+  ASSERT_TRUE(cache.reserve(1, 32));
+  EXPECT_EQ(lookup(cache, a, 31).positions, 0);
+  EXPECT_EQ(lookup(cache, b, 31).positions, 31);
+  EXPECT_EQ(cache.evictions(), 2u);
+  cache.clear(1);
+  cache.drop_cached();
+  EXPECT_EQ(cache.cached_blocks(), 0);
+  EXPECT_EQ(cache.free_blocks(), 4);
+  EXPECT_EQ(lookup(cache, b, 31).positions, 0);
+}
+
+TEST(KvCachePrefix, AttachingWhenOnlyTheCopiedBlockIsIdleTakesItOver) {
+  KvCache cache(small_config(), 2 * 16, 2, 16);  // 2 blocks
+  const std::vector<int32_t> a = tokens_from(32, 0);
+  fill_and_publish(cache, 0, a);
+  cache.clear(0);
+  const KvCache::PrefixHit hit = lookup(cache, a, 31);
+  ASSERT_EQ(hit.pool_cost, 2);
+  cache.attach(1, hit);  // the first block is held; the only block left to take is the copied one
+  EXPECT_EQ(cache.length(1), 31);
+  EXPECT_EQ(cache.blocks_of(1), 2);
+  EXPECT_EQ(cache.free_blocks(), 0);
+  EXPECT_EQ(cache.cached_blocks(), 0);
+}
+
+// On the tiny golden model: the last position's logits after attaching a cached prefix equal
+// those of a full prefill bit for bit, whether the hit ends on a block boundary or inside a
+// block (copied: 112 tokens), and for a follow-up prompt that extends the cached one.
+class KvCachePrefixModel : public ::testing::Test {
+ protected:
+  std::vector<float> last_logits(KvCache& cache, int seq, const std::vector<int32_t>& tokens) {
+    Batch batch;
+    for (auto pos = cache.length(seq); pos < static_cast<int64_t>(tokens.size()); ++pos)
+      batch.add(seq, pos, tokens[static_cast<size_t>(pos)], pos + 1 == static_cast<int64_t>(tokens.size()));
+    Logits logits;
+    model_.forward(batch, cache, logits);
+    return {logits.row(0).begin(), logits.row(0).end()};
+  }
+
+  Model model_{test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf"), {.threads = 1}};
+};
+
+TEST_F(KvCachePrefixModel, LogitsAfterAHitEqualAFullPrefill) {
+  std::vector<int32_t> prompt(150);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 1000);
+  for (const size_t n : {size_t{97}, size_t{100}, size_t{112}, size_t{150}}) {
+    const std::vector<int32_t> tokens(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(n));
+    KvCache cache(model_.config(), 512, 3);
+    const std::vector<float> full = last_logits(cache, 0, tokens);
+    std::vector<uint64_t> hashes;
+    cache.extend_chain(tokens, hashes);
+    cache.publish(0, tokens, hashes);
+    cache.clear(0);  // idle: the hit comes from cached blocks nobody holds
+
+    const KvCache::PrefixHit hit = cache.find_prefix(tokens, hashes, static_cast<int64_t>(n) - 1);
+    // The whole blocks computed, but never the last token; a prompt of whole blocks copies its last.
+    EXPECT_EQ(hit.positions, static_cast<int64_t>(std::min(n - 1, n / 16 * 16))) << n;
+    EXPECT_EQ(hit.copied >= 0, n % 16 == 0) << n;
+    cache.attach(1, hit);
+    EXPECT_TRUE(last_logits(cache, 1, tokens) == full) << n << " tokens, hit of " << hit.positions;
+
+    // A follow-up: the cached prompt and 20 more tokens, against a full prefill of it.
+    std::vector<int32_t> longer = tokens;
+    for (int i = 0; i < 20; ++i) longer.push_back(500 + i);
+    KvCache fresh(model_.config(), 512, 1);
+    const std::vector<float> longer_full = last_logits(fresh, 0, longer);
+    std::vector<uint64_t> longer_hashes;
+    cache.extend_chain(longer, longer_hashes);
+    const KvCache::PrefixHit follow = cache.find_prefix(longer, longer_hashes, static_cast<int64_t>(longer.size()) - 1);
+    EXPECT_EQ(follow.positions, static_cast<int64_t>(n / 16 * 16)) << n;
+    cache.attach(2, follow);
+    EXPECT_TRUE(last_logits(cache, 2, longer) == longer_full) << n;
+  }
+}
+
+}  // namespace
+}  // namespace nanoserve::model
