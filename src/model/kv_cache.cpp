@@ -107,11 +107,24 @@ KvCache::PrefixHit KvCache::find_prefix(std::span<const int32_t> tokens, std::sp
   PrefixHit hit;
   hit.blocks = index_.match(tokens, hashes);
   const auto matched = static_cast<int64_t>(hit.blocks.size()) * block_size_;
-  hit.positions = std::max<int64_t>(0, std::min(matched, limit));
-  if (hit.positions < matched) {
-    const auto whole = static_cast<size_t>(hit.positions / block_size_);
-    if (hit.positions % block_size_ != 0) hit.copied = hit.blocks[whole];
+  limit = std::max<int64_t>(0, std::min(limit, static_cast<int64_t>(tokens.size())));
+  if (limit < matched) {  // the limit ends inside the matched blocks: the last one is copied
+    const auto whole = static_cast<size_t>(limit / block_size_);
+    if (limit % block_size_ != 0) hit.copied = hit.blocks[whole];
     hit.blocks.resize(whole);
+    hit.positions = limit;
+  } else {
+    hit.positions = matched;
+    // The tokens past the whole blocks may begin a cached block that followed the last one
+    // (the previous turn's answer, the same prompt sent before): its first positions are copied.
+    if (!hit.blocks.empty() && matched < limit) {
+      const auto [child, agree] = index_.longest_child(hit.blocks.back(), tokens.subspan(static_cast<size_t>(matched)));
+      const int64_t used = std::min(agree, limit - matched);
+      if (used > 0) {
+        hit.copied = child;
+        hit.positions += used;
+      }
+    }
   }
   for (int32_t b : hit.blocks) hit.pool_cost += refs_[static_cast<size_t>(b)] == 0 ? 1 : 0;
   if (hit.copied >= 0) hit.pool_cost += 1;

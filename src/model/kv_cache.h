@@ -94,8 +94,10 @@ class KvCache {
     index_.extend_chain(tokens, hashes);
   }
   // The longest published prefix of `tokens`, at most `limit` positions (a sequence must still
-  // compute its last token to get its logits). When `limit` ends inside a cached block, that
-  // block's first positions are copied rather than shared: the sequence writes the rest.
+  // compute its last token to get its logits): whole blocks shared, then the first positions of
+  // a cached block copied (rather than shared: the sequence writes the rest), where `limit` ends
+  // inside a matched block, or where the tokens past the whole blocks begin a cached block that
+  // followed them.
   PrefixHit find_prefix(std::span<const int32_t> tokens, std::span<const uint64_t> hashes, int64_t limit) const;
   // Gives an empty sequence the hit's positions; the pool must have hit.pool_cost free blocks.
   void attach(int seq, const PrefixHit& hit);

@@ -67,13 +67,34 @@ int32_t PrefixIndex::publish(int32_t block, int32_t parent, uint64_t hash, std::
   e.parent = parent;
   e.parent_generation = parent < 0 ? 0 : generation_[static_cast<size_t>(parent)];
   e.tokens.assign(block_tokens.begin(), block_tokens.end());
+  if (parent >= 0) children_[parent].push_back(block);
   return block;
+}
+
+std::pair<int32_t, int64_t> PrefixIndex::longest_child(int32_t parent, std::span<const int32_t> tokens) const {
+  std::pair<int32_t, int64_t> best = {-1, 0};
+  const auto found = children_.find(parent);
+  if (found == children_.end()) return best;
+  const size_t n = std::min(tokens.size(), static_cast<size_t>(block_size_));
+  for (int32_t child : found->second) {
+    const Entry& e = entries_[static_cast<size_t>(child)];
+    if (!e.published || !parent_matches(e, parent)) continue;
+    const auto agree = std::mismatch(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(n), e.tokens.begin());
+    const auto k = static_cast<int64_t>(agree.first - tokens.begin());
+    if (k > best.second) best = {child, k};
+  }
+  return best;
 }
 
 void PrefixIndex::forget(int32_t block) {
   Entry& e = entries_.at(static_cast<size_t>(block));
   ++generation_[static_cast<size_t>(block)];
+  children_.erase(block);  // they no longer match (their parent's generation changed)
   if (!e.published) return;
+  if (const auto siblings = children_.find(e.parent); siblings != children_.end()) {
+    std::erase(siblings->second, block);
+    if (siblings->second.empty()) children_.erase(siblings);
+  }
   by_hash_.erase(e.hash);
   e.published = false;
   e.tokens.clear();

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace nanoserve::model {
@@ -39,6 +40,11 @@ class PrefixIndex {
   // The blocks that hold the longest published prefix of `tokens`, in order (whole blocks only;
   // hashes from extend_chain, at least as many as the tokens' whole blocks).
   std::vector<int32_t> match(std::span<const int32_t> tokens, std::span<const uint64_t> hashes) const;
+  // Of the blocks published after `parent` (a matched block), the one whose first tokens agree
+  // longest with `tokens` (at most a block of them): its block and how many agree (0: none).
+  // Those positions' keys and values are the ones `tokens` would get: a position depends only
+  // on the tokens up to it.
+  std::pair<int32_t, int64_t> longest_child(int32_t parent, std::span<const int32_t> tokens) const;
 
   // Publishes `block` as holding the whole block of `block_tokens` whose chain hash is `hash`,
   // computed after `parent` (the published block holding the prefix before it; -1 for a first
@@ -69,6 +75,7 @@ class PrefixIndex {
   HashFn hash_;
   std::vector<Entry> entries_;         // per block id
   std::vector<uint32_t> generation_;   // per block id: how many times it was forgotten
+  std::unordered_map<int32_t, std::vector<int32_t>> children_;  // published blocks by parent (not the root)
   std::unordered_map<uint64_t, int32_t> by_hash_;
 };
 

@@ -85,15 +85,15 @@ TEST(PrefixCache, AConversationFindsEachTurnBeforeAndAnswersTheSame) {
   EXPECT_GT(m.kv_cached_blocks, 0);
 }
 
-// The same prompt again computes only what its whole blocks do not hold (a partial last block is
-// never shared), and at least its last token, whatever its length against the block.
+// The same prompt again computes only its last token (its first run filled the block that holds
+// it), whatever its length against the block; a prompt shorter than a block is not looked up.
 TEST(PrefixCache, AnExactResendComputesOnlyItsLastToken) {
   BatchEngine on(tiny_options(true)), off(tiny_options(false));
   for (int n : {1, 15, 16, 17, 32, 33, 200}) {
     const GenerationRequest r = request(tokens(n, n), 12);
     const StreamRecord first = run(on, r), again = run(on, r), without = run(off, r);
     EXPECT_EQ(first.last.stats.cached_tokens, 0) << n;
-    EXPECT_EQ(again.last.stats.cached_tokens, std::min<int64_t>(n - 1, whole_blocks(n))) << n;
+    EXPECT_EQ(again.last.stats.cached_tokens, n < kBlock ? 0 : n - 1) << n;
     EXPECT_EQ(first.tokens, without.tokens) << n;
     EXPECT_EQ(again.tokens, without.tokens) << n;
   }
@@ -133,11 +133,11 @@ TEST(PrefixCache, SharersAtTheSameTimePrefillTheSharedPrefixOnce) {
     EXPECT_EQ(with[i].tokens, without[i].tokens) << i;
     cached += with[i].last.stats.cached_tokens;
   }
-  EXPECT_EQ(cached, 7 * whole_blocks(200));
-  // The first computes its 230 tokens; each other its 8 system tokens past the last whole
-  // block, and its own 30 + i.
+  // The others find the system prompt: 12 whole blocks, and the first 8 positions of the first
+  // request's 13th block (copied); each computes its own 30 + i tokens only.
+  EXPECT_EQ(cached, 7 * 200);
   uint64_t computed = 230;
-  for (int i = 1; i < 8; ++i) computed += 8 + 30 + i;
+  for (int i = 1; i < 8; ++i) computed += 30 + i;
   EXPECT_EQ(on.metrics().prefix_miss_tokens, computed);
 }
 

@@ -82,6 +82,27 @@ TEST(KvCachePrefix, AHitThatEndsInsideABlockCopiesIt) {
   EXPECT_EQ(cache.used_blocks(), 3);
 }
 
+TEST(KvCachePrefix, TokensThatBeginACachedBlockCopyItsFirstPositions) {
+  KvCache cache(small_config(), 8 * 16, 2, 16);
+  const std::vector<int32_t> a = tokens_from(48, 0);  // 3 whole blocks
+  fill_and_publish(cache, 0, a);
+  std::vector<int32_t> b(a.begin(), a.begin() + 37);  // 2 whole blocks, then 5 tokens of a's third
+  b.insert(b.end(), {90, 91, 92});
+  KvCache::PrefixHit hit = lookup(cache, b, 39);
+  EXPECT_EQ(hit.blocks.size(), 2u);
+  EXPECT_GE(hit.copied, 0);
+  EXPECT_EQ(hit.positions, 37);
+  EXPECT_EQ(hit.pool_cost, 1);
+  // Never past the limit: the same prompt, the same again.
+  const std::vector<int32_t> resend(a.begin(), a.begin() + 40);
+  hit = lookup(cache, resend, 39);
+  EXPECT_EQ(hit.positions, 39);
+  EXPECT_GE(hit.copied, 0);
+  cache.attach(1, hit);
+  EXPECT_EQ(cache.length(1), 39);
+  EXPECT_EQ(cache.blocks_of(1), 3);
+}
+
 TEST(KvCachePrefix, LettingGoNeverFreesABlockAnotherSequenceHolds) {
   KvCache cache(small_config(), 4 * 16, 2, 16);  // 4 blocks
   const std::vector<int32_t> a = tokens_from(32, 0);
@@ -187,6 +208,29 @@ TEST_F(KvCachePrefixModel, LogitsAfterAHitEqualAFullPrefill) {
     cache.attach(2, follow);
     EXPECT_TRUE(last_logits(cache, 2, longer) == longer_full) << n;
   }
+}
+
+// A prompt that leaves the cached one inside a block: the block's agreeing positions are copied,
+// and the logits still equal a full prefill's.
+TEST_F(KvCachePrefixModel, LogitsAfterAPartlyAgreeingBlockEqualAFullPrefill) {
+  std::vector<int32_t> cached(160);
+  for (size_t i = 0; i < cached.size(); ++i) cached[i] = static_cast<int32_t>((i * 53 + 5) % 1000);
+  KvCache cache(model_.config(), 512, 2);
+  last_logits(cache, 0, cached);
+  std::vector<uint64_t> hashes;
+  cache.extend_chain(cached, hashes);
+  cache.publish(0, cached, hashes);
+  std::vector<int32_t> other(cached.begin(), cached.begin() + 150);  // 9 whole blocks and 6 tokens
+  for (int i = 0; i < 20; ++i) other.push_back(700 + i);
+  KvCache fresh(model_.config(), 512, 1);
+  const std::vector<float> full = last_logits(fresh, 0, other);
+  std::vector<uint64_t> other_hashes;
+  cache.extend_chain(other, other_hashes);
+  const KvCache::PrefixHit hit = cache.find_prefix(other, other_hashes, static_cast<int64_t>(other.size()) - 1);
+  EXPECT_EQ(hit.positions, 150);
+  EXPECT_GE(hit.copied, 0);
+  cache.attach(1, hit);
+  EXPECT_TRUE(last_logits(cache, 1, other) == full);
 }
 
 }  // namespace

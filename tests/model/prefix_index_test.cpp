@@ -19,7 +19,8 @@ std::vector<int32_t> iota_tokens(int n, int32_t first) {
   return t;
 }
 
-// Publishes tokens' whole blocks into `blocks` (block ids, one per whole block).
+// Publishes tokens' whole blocks into `blocks` (block ids, one per whole block; a block whose
+// prefix is published already stands for itself).
 void publish_all(PrefixIndex& index, const std::vector<int32_t>& tokens, const std::vector<int32_t>& blocks) {
   std::vector<uint64_t> hashes;
   index.extend_chain(tokens, hashes);
@@ -113,6 +114,22 @@ TEST(PrefixIndex, ACollisionIsAMissNeverAWrongBlock) {
   std::vector<uint64_t> hs;
   index.extend_chain(shifted, hs);
   EXPECT_TRUE(index.match(shifted, hs).empty());
+}
+
+TEST(PrefixIndex, TheLongestChildAgreesWithTheMostTokens) {
+  PrefixIndex index(8, kBlock);
+  publish_all(index, {0, 1, 2, 3, 4, 5, 6, 7}, {0, 1});
+  publish_all(index, {0, 1, 2, 3, 4, 5, 9, 9}, {0, 2});  // block 0 again: the same key, then another child
+  const std::vector<int32_t> tail = {4, 5, 6, 8};
+  EXPECT_EQ(index.longest_child(0, tail), (std::pair<int32_t, int64_t>{1, 3}));
+  EXPECT_EQ(index.longest_child(0, std::vector<int32_t>{4, 5, 9}), (std::pair<int32_t, int64_t>{2, 3}));
+  EXPECT_EQ(index.longest_child(0, std::vector<int32_t>{4}), (std::pair<int32_t, int64_t>{1, 1}));
+  EXPECT_EQ(index.longest_child(0, std::vector<int32_t>{7}).second, 0);
+  EXPECT_EQ(index.longest_child(1, tail).second, 0);  // no children
+  index.forget(1);
+  EXPECT_EQ(index.longest_child(0, tail), (std::pair<int32_t, int64_t>{2, 2}));
+  index.forget(0);  // its children no longer follow it
+  EXPECT_EQ(index.longest_child(0, tail).second, 0);
 }
 
 TEST(PrefixIndex, ForgettingABlockCutsTheChainsAfterIt) {
