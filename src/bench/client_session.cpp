@@ -31,7 +31,8 @@ BenchRequest bench_request_for(const ClientOptions& o, const BenchModel* model, 
   BenchRequest request;
   request.max_tokens = o.max_tokens;
   if (model) {
-    request = bench_request(*model, o.prompt.empty() ? o.prompt_tokens : 0, o.max_tokens, static_cast<uint64_t>(i));
+    request = bench_request(*model, o.prompt.empty() ? o.prompt_tokens : 0, o.max_tokens,
+                            o.seed + static_cast<uint64_t>(i));
     if (!o.ban_silent) request.banned.clear();
   }
   return request;

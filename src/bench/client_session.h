@@ -14,6 +14,7 @@ struct ClientOptions {
   std::string model_name;    // the request's "model" (default: the first of /v1/models)
   std::string prompt;        // a text prompt (default: --prompt-tokens random token ids)
   int prompt_tokens = 128;   // with --model
+  uint64_t seed = 0;         // request i's random prompt comes from seed + i (another seed: other prompts)
   int max_tokens = 64;
   int requests = 5;
   int warmup = 1;

@@ -85,7 +85,7 @@ Section prefix_section(const SuiteRows& rows) {
   c.script = datablock("d", bars) + "set title " +
              quoted("Time to first token, median (" + setup_text(phase.requests.front()) + ")") +
              "\nset ylabel 'TTFT (ms, log scale)'\nset logscale y\nset style fill solid 0.6\nset boxwidth 0.6\n"
-             "set xtics rotate by -25\nset grid ytics\n"
+             "unset key\nset bmargin 8\nset xtics rotate by -25\nset grid ytics\n"
              "plot $d using 1:3:xtic(2) with boxes ls 1 notitle\n";
   s.charts = {c};
   s.markdown = fmt::format("{}; medians (min–max) over repeats; a decode step is {} ms (the cold requests' decode "

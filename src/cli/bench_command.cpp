@@ -30,6 +30,10 @@ void add_client(CLI::App& bench) {
   cmd->add_option("--model-name", o->model_name, "The request's \"model\" (default: the first of /v1/models)");
   cmd->add_option("-p,--prompt", o->prompt, "Text prompt (instead of random token ids)");
   cmd->add_option("--prompt-tokens", o->prompt_tokens, "Random prompt length with --model")->capture_default_str();
+  cmd->add_option("--seed", o->seed,
+                  "Request i's random prompt comes from seed + i (runs with other seeds send other prompts, "
+                  "which a prefix cache has not seen)")
+      ->capture_default_str();
   cmd->add_option("-n,--max-tokens", o->max_tokens, "Tokens to generate (ignore_eos is sent)")->capture_default_str();
   cmd->add_option("-r,--requests", o->requests, "Measured requests, one after another")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Requests before measuring")->capture_default_str();
