@@ -101,7 +101,9 @@ TEST_F(SuiteCommand, ThePrefixPhaseMeasuresColdAndWarmRequests) {
     ASSERT_EQ(row["kind"], "request") << row.dump();
     EXPECT_TRUE(row["exact_tokens"].get<bool>()) << row.dump();
     const std::string c = row["case"];
-    ++cases[c + (row.contains("cache") ? "/" + row["cache"].get<std::string>() : "")];
+    std::string key = c;
+    if (row.contains("cache")) key += "/" + row["cache"].get<std::string>();
+    ++cases[key];
     const int prompt = row["prompt_tokens"];
     const int cached = row["cached_tokens"];
     if (c == "cold" || c == "restart_cold") {
