@@ -102,7 +102,7 @@ TEST_F(SuiteCommand, ThePrefixPhaseMeasuresColdAndWarmRequests) {
     EXPECT_TRUE(row["exact_tokens"].get<bool>()) << row.dump();
     const std::string c = row["case"];
     std::string key = c;
-    if (row.contains("cache")) key += "/" + row["cache"].get<std::string>();
+    if (row.contains("cache")) key.append("/").append(row["cache"].get<std::string>());
     ++cases[key];
     const int prompt = row["prompt_tokens"];
     const int cached = row["cached_tokens"];
