@@ -173,6 +173,19 @@ class KvCachePrefixModel : public ::testing::Test {
     model_.forward(batch, cache, logits);
     return {logits.row(0).begin(), logits.row(0).end()};
   }
+  // The last logits of `tokens` prefilled in a cache of their own.
+  std::vector<float> full_prefill(const std::vector<int32_t>& tokens) {
+    KvCache fresh(model_.config(), 512, 1);
+    return last_logits(fresh, 0, tokens);
+  }
+  // Prefills `tokens` into sequence `seq` and publishes its whole blocks; its last logits.
+  std::vector<float> prefill_and_publish(KvCache& cache, int seq, const std::vector<int32_t>& tokens) {
+    std::vector<float> logits = last_logits(cache, seq, tokens);
+    std::vector<uint64_t> hashes;
+    cache.extend_chain(tokens, hashes);
+    cache.publish(seq, tokens, hashes);
+    return logits;
+  }
 
   Model model_{test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf"), {.threads = 1}};
 };
@@ -183,13 +196,10 @@ TEST_F(KvCachePrefixModel, LogitsAfterAHitEqualAFullPrefill) {
   for (const size_t n : {size_t{97}, size_t{100}, size_t{112}, size_t{150}}) {
     const std::vector<int32_t> tokens(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(n));
     KvCache cache(model_.config(), 512, 3);
-    const std::vector<float> full = last_logits(cache, 0, tokens);
-    std::vector<uint64_t> hashes;
-    cache.extend_chain(tokens, hashes);
-    cache.publish(0, tokens, hashes);
+    const std::vector<float> full = prefill_and_publish(cache, 0, tokens);
     cache.clear(0);  // idle: the hit comes from cached blocks nobody holds
 
-    const KvCache::PrefixHit hit = cache.find_prefix(tokens, hashes, static_cast<int64_t>(n) - 1);
+    const KvCache::PrefixHit hit = lookup(cache, tokens, static_cast<int64_t>(n) - 1);
     // The whole blocks computed, but never the last token; a prompt of whole blocks copies its last.
     EXPECT_EQ(hit.positions, static_cast<int64_t>(std::min(n - 1, n / 16 * 16))) << n;
     EXPECT_EQ(hit.copied >= 0, n % 16 == 0) << n;
@@ -199,11 +209,8 @@ TEST_F(KvCachePrefixModel, LogitsAfterAHitEqualAFullPrefill) {
     // A follow-up: the cached prompt and 20 more tokens, against a full prefill of it.
     std::vector<int32_t> longer = tokens;
     for (int i = 0; i < 20; ++i) longer.push_back(500 + i);
-    KvCache fresh(model_.config(), 512, 1);
-    const std::vector<float> longer_full = last_logits(fresh, 0, longer);
-    std::vector<uint64_t> longer_hashes;
-    cache.extend_chain(longer, longer_hashes);
-    const KvCache::PrefixHit follow = cache.find_prefix(longer, longer_hashes, static_cast<int64_t>(longer.size()) - 1);
+    const std::vector<float> longer_full = full_prefill(longer);
+    const KvCache::PrefixHit follow = lookup(cache, longer, static_cast<int64_t>(longer.size()) - 1);
     EXPECT_EQ(follow.positions, static_cast<int64_t>(n / 16 * 16)) << n;
     cache.attach(2, follow);
     EXPECT_TRUE(last_logits(cache, 2, longer) == longer_full) << n;
@@ -216,17 +223,11 @@ TEST_F(KvCachePrefixModel, LogitsAfterAPartlyAgreeingBlockEqualAFullPrefill) {
   std::vector<int32_t> cached(160);
   for (size_t i = 0; i < cached.size(); ++i) cached[i] = static_cast<int32_t>((i * 53 + 5) % 1000);
   KvCache cache(model_.config(), 512, 2);
-  last_logits(cache, 0, cached);
-  std::vector<uint64_t> hashes;
-  cache.extend_chain(cached, hashes);
-  cache.publish(0, cached, hashes);
+  prefill_and_publish(cache, 0, cached);
   std::vector<int32_t> other(cached.begin(), cached.begin() + 150);  // 9 whole blocks and 6 tokens
   for (int i = 0; i < 20; ++i) other.push_back(700 + i);
-  KvCache fresh(model_.config(), 512, 1);
-  const std::vector<float> full = last_logits(fresh, 0, other);
-  std::vector<uint64_t> other_hashes;
-  cache.extend_chain(other, other_hashes);
-  const KvCache::PrefixHit hit = cache.find_prefix(other, other_hashes, static_cast<int64_t>(other.size()) - 1);
+  const std::vector<float> full = full_prefill(other);
+  const KvCache::PrefixHit hit = lookup(cache, other, static_cast<int64_t>(other.size()) - 1);
   EXPECT_EQ(hit.positions, 150);
   EXPECT_GE(hit.copied, 0);
   cache.attach(1, hit);
