@@ -26,10 +26,15 @@ std::string mock_args(const std::string& extra = "") {
 
 class MockApi : public testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    server_ = std::make_unique<ServerProcess>(mock_args("--ctx 256 --max-tokens 1000 --max-body-bytes 65536"));
+  // One server for the suite, started by the first test; started in a test (not in
+  // SetUpTestSuite) so that missing ../shared data stops each test with the skip marker
+  // instead of leaving every test without a server.
+  void SetUp() override {
+    if (!server_)
+      server_ = std::make_unique<ServerProcess>(mock_args("--ctx 256 --max-tokens 1000 --max-body-bytes 65536"));
   }
   static void TearDownTestSuite() {
+    if (!server_) return;
     EXPECT_EQ(server_->stop(), 0) << server_->log();  // a clean exit (under ASan: no leak, no error)
     server_.reset();
   }
