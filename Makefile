@@ -90,7 +90,7 @@ fuzz-gguf: deps
 bench-tokenizer: build $(NPM_STAMP)
 	./scripts/bench-tokenizer.sh $(BUILD)
 
-# The whole suite (an hour or more on 2 cores), or the smaller sweep (about 15 minutes),
+# The whole suite (about 20 minutes on 2 cores), or the smaller sweep (a few minutes),
 # then `charts`. Synthesized models are cached under ~/.cache/nanoserve/bench.
 bench: build
 	./$(BUILD)/nanoserve bench suite --tokenizers $(TOKENIZERS) --out $(SUITE_DIR) $(BENCH_ARGS)
