@@ -135,7 +135,8 @@ void make_charts(const ChartsOptions& o) {
   if (all_rows(rows).empty())
     throw std::runtime_error("no rows in " + o.results_dir + "/*.jsonl: run `nanoserve bench suite` first");
   const std::vector<Section> sections = {context_section(rows), raw_section(rows), overhead_section(rows),
-                                         concurrency_section(rows), prefix_section(rows), models_section(rows)};
+                                         concurrency_section(rows), prefix_section(rows), spec_section(rows),
+                                         models_section(rows)};
   for (const Section& s : sections)
     for (const Chart& c : s.charts) {
       render_chart(c, o.docs_dir);

@@ -7,7 +7,9 @@ namespace {
 
 EngineClock engine_clock(const engine::RequestStats& s) {
   return {.queue_ms = s.queue_ms, .ttft_ms = s.ttft_ms, .prefill_tok_s = s.prefill_tok_s,
-          .decode_tok_s = s.decode_tok_s, .peak_memory_bytes = s.peak_memory_bytes};
+          .decode_tok_s = s.decode_tok_s, .peak_memory_bytes = s.peak_memory_bytes,
+          .decode_steps = s.decode_steps, .draft_tokens = s.draft_tokens, .accepted_tokens = s.accepted_tokens,
+          .drafted_at = s.drafted_at, .accepted_at = s.accepted_at};
 }
 
 int64_t us_since(Clock::time_point t) {

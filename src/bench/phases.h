@@ -25,6 +25,7 @@ Phase raw_phase();          // in-process engine vs served, ABBA pairs
 Phase overhead_phase();     // client clock minus engine clock, mock and real engine
 Phase concurrency_phase();  // N simultaneous streams per engine
 Phase prefix_phase();       // the prefix cache: cold vs warm TTFT, restart, shared system prompt
+Phase spec_phase();         // speculative decoding: step cost by rows, tokens per read, streams, no-cost check
 Phase models_phase();       // synth presets × weight types: decode, TTFT, memory, GB/s
 
 // All of them, in the suite's order (phase_names()).

@@ -35,7 +35,8 @@ SuiteRows load_suite_rows(const std::string& dir) {
         out.warnings.push_back(where + ": " + problems.front() + ", skipped");
         continue;
       }
-      (row["kind"] == "request" ? rows.requests : rows.errors).push_back(std::move(row));
+      const std::string kind = row["kind"];
+      (kind == "request" ? rows.requests : kind == "step" ? rows.steps : rows.errors).push_back(std::move(row));
     }
   }
   return out;

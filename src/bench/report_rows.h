@@ -19,6 +19,7 @@ using Row = nlohmann::json;
 
 struct PhaseRows {
   std::vector<Row> requests;  // kind "request"
+  std::vector<Row> steps;     // kind "step"
   std::vector<Row> errors;    // kind "error"
 };
 

@@ -25,6 +25,7 @@ Section raw_section(const SuiteRows& rows);
 Section overhead_section(const SuiteRows& rows);
 Section concurrency_section(const SuiteRows& rows);
 Section prefix_section(const SuiteRows& rows);
+Section spec_section(const SuiteRows& rows);
 Section models_section(const SuiteRows& rows);
 
 // "![alt](@DOCS@/file)\n"

@@ -75,6 +75,19 @@ json request_row(const RowContext& context, const json& extra, const BenchReques
   row["overhead_ttft_ms"] = or_null(over.ttft_ms);
   row["overhead_total_ms"] = or_null(over.total_ms);
   row["peak_memory_bytes"] = or_null(engine.peak_memory_bytes);
+  row["engine_decode_steps"] = or_null(engine.decode_steps);
+  row["engine_draft_tokens"] = or_null(engine.draft_tokens);
+  row["engine_accepted_tokens"] = or_null(engine.accepted_tokens);
+  row["engine_drafted_at"] = engine.drafted_at;
+  row["engine_accepted_at"] = engine.accepted_at;
+  return row;
+}
+
+json step_row(const RowContext& context, const json& extra, int64_t rows, double step_ms) {
+  json row = context_fields(context, "step");
+  append(row, extra);
+  row["rows"] = rows;
+  row["step_ms"] = step_ms;
   return row;
 }
 

@@ -1,5 +1,6 @@
-// The suite's JSONL rows: one per measured request (kind "request"), or one per part of a
-// phase that could not run (kind "error", with the reason). Every row repeats the machine,
+// The suite's JSONL rows: one per measured request (kind "request"), one per timed forward
+// step (kind "step", the spec phase's cost of a step by rows), or one per part of a phase that
+// could not run (kind "error", with the reason). Every row repeats the machine,
 // build and target it came from, so rows of different runs can share a file. Field names
 // carry their units (_ms, _us, _tok_s, _bytes); figures a target does not report are null.
 #pragma once
@@ -34,6 +35,10 @@ struct RowContext {
 // asked for (prompt_tokens from the usage report for a text prompt).
 nlohmann::ordered_json request_row(const RowContext& context, const nlohmann::ordered_json& extra,
                                    const BenchRequest& request, const StreamRecord& record);
+
+// One timed forward step of `rows` rows, in-process (kind "step"): the cost of a step by its rows.
+nlohmann::ordered_json step_row(const RowContext& context, const nlohmann::ordered_json& extra, int64_t rows,
+                                double step_ms);
 
 // A part that failed: its context and the reason.
 nlohmann::ordered_json error_row(const RowContext& context, const nlohmann::ordered_json& extra,

@@ -35,7 +35,14 @@ const std::vector<Field> kRequest = {
     {"engine_prefill_tok_s", kNumber | kNull}, {"engine_decode_tok_s", kNumber | kNull},
     {"engine_last_token_ms", kNumber | kNull}, {"overhead_ttft_ms", kNumber | kNull},
     {"overhead_total_ms", kNumber | kNull},  {"peak_memory_bytes", kInteger | kNull},
+    {"engine_decode_steps", kInteger | kNull}, {"engine_draft_tokens", kInteger | kNull},
+    {"engine_accepted_tokens", kInteger | kNull}, {"engine_drafted_at", kArray},
+    {"engine_accepted_at", kArray},
 };
+
+const std::vector<Field> kStep = {{"rows", kInteger}, {"step_ms", kNumber}, {"case", kString}, {"repeat", kInteger},
+                                  {"context_tokens", kInteger}, {"weight_bytes_per_token", kInteger},
+                                  {"matrix_elements", kInteger}};
 
 // What each phase adds to its request rows.
 const std::map<std::string, std::vector<Field>> kPhaseRequest = {
@@ -45,6 +52,7 @@ const std::map<std::string, std::vector<Field>> kPhaseRequest = {
     {"overhead", {{"request_index", kInteger}}},
     {"concurrency", {{"streams", kInteger}, {"round", kInteger}, {"stream", kInteger}, {"start_offset_us", kInteger}}},
     {"prefix", {{"case", kString}, {"repeat", kInteger}}},
+    {"spec", {{"case", kString}, {"spec", kString}, {"repeat", kInteger}}},
     {"models", {{"model_spec", kString}, {"measure", kString}, {"repeat", kInteger}, {"model_file_bytes", kInteger},
                 {"weight_bytes_per_token", kInteger}, {"kv_bytes_per_position", kInteger},
                 {"read_bandwidth_bytes_s", kNumber}}},
@@ -111,8 +119,10 @@ std::vector<std::string> schema_problems(const nlohmann::json& row) {
     else
       check(row, phase->second, problems);
     if (problems.empty()) check_arrivals(row, problems);
+  } else if (kind == "step") {
+    check(row, kStep, problems);
   } else {
-    problems.push_back("kind must be \"request\" or \"error\", is \"" + kind + "\"");
+    problems.push_back("kind must be \"request\", \"step\" or \"error\", is \"" + kind + "\"");
   }
   return problems;
 }

@@ -21,6 +21,16 @@ std::optional<double> number_at(const nlohmann::json& object, const char* key) {
   return it->get<double>();
 }
 
+// An array of whole numbers (empty when absent or not one).
+std::vector<int64_t> integers_at(const nlohmann::json& object, const char* key) {
+  std::vector<int64_t> out;
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_array()) return out;
+  for (const auto& v : *it)
+    if (v.is_number_integer()) out.push_back(v.get<int64_t>());
+  return out;
+}
+
 EngineClock engine_clock(const nlohmann::json& stats) {
   EngineClock c;
   c.queue_ms = number_at(stats, "queue_ms");
@@ -28,6 +38,11 @@ EngineClock engine_clock(const nlohmann::json& stats) {
   c.prefill_tok_s = number_at(stats, "prefill_tok_s");
   c.decode_tok_s = number_at(stats, "decode_tok_s");
   if (auto peak = number_at(stats, "peak_memory_bytes")) c.peak_memory_bytes = static_cast<int64_t>(*peak);
+  if (auto n = number_at(stats, "decode_steps")) c.decode_steps = static_cast<int64_t>(*n);
+  if (auto n = number_at(stats, "draft_tokens")) c.draft_tokens = static_cast<int64_t>(*n);
+  if (auto n = number_at(stats, "accepted_tokens")) c.accepted_tokens = static_cast<int64_t>(*n);
+  c.drafted_at = integers_at(stats, "drafted_at");
+  c.accepted_at = integers_at(stats, "accepted_at");
   return c;
 }
 

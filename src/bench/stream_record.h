@@ -21,6 +21,10 @@ struct EngineClock {
   std::optional<double> prefill_tok_s;  // prompt tokens / (admitted -> first token)
   std::optional<double> decode_tok_s;   // (completion tokens - 1) / (first -> last token)
   std::optional<int64_t> peak_memory_bytes;  // the engine process's peak RSS
+  // Speculative decoding: forward steps that gave the request tokens, draft tokens checked and
+  // accepted, and by position in a draft (see engine::RequestStats).
+  std::optional<int64_t> decode_steps, draft_tokens, accepted_tokens;
+  std::vector<int64_t> drafted_at, accepted_at;
 };
 
 struct StreamRecord {

@@ -12,7 +12,8 @@
 namespace nanoserve::bench {
 
 std::vector<Phase> suite_phases() {
-  return {context_phase(), raw_phase(), overhead_phase(), concurrency_phase(), prefix_phase(), models_phase()};
+  return {context_phase(), raw_phase(), overhead_phase(), concurrency_phase(), prefix_phase(), spec_phase(),
+          models_phase()};
 }
 
 bool run_planned_part(SuiteEnv& env, RowWriter& rows, const RowContext& context, const nlohmann::ordered_json& extra,
@@ -38,7 +39,8 @@ PhaseOutcome count_rows(const std::string& name, const std::string& path) {
   for (std::string line; std::getline(in, line);) {
     const auto row = nlohmann::json::parse(line, nullptr, false);
     if (row.is_discarded()) continue;
-    (row.value("kind", "") == "request" ? outcome.requests : outcome.errors)++;
+    const std::string kind = row.value("kind", "");
+    (kind == "request" || kind == "step" ? outcome.requests : outcome.errors)++;
   }
   return outcome;
 }
@@ -86,7 +88,7 @@ int run_suite(const SuiteOptions& requested) {
 
   int status = 0;
   for (const PhaseOutcome& o : outcomes) {
-    fmt::print(stderr, "  {:<12} {:>5} request rows{}\n", o.name, o.requests,
+    fmt::print(stderr, "  {:<12} {:>5} measured rows{}\n", o.name, o.requests,
                o.errors ? fmt::format(", {} failed part(s) (error rows say why)", o.errors) : "");
     if (o.requests == 0) status = 1;
   }

@@ -37,6 +37,8 @@ class SuiteEnv {
   const BenchModel& main_model();
   // A synthesized model (made and cached on first use).
   const BenchModel& synth_model(const ModelSpec& spec);
+  // A GGUF file of the user's (or of ../shared); inspected once.
+  const BenchModel& file_model(const std::string& path) { return inspected(path, ""); }
 
   RowContext row_context(const std::string& phase, const std::string& engine, const std::string& target,
                          const BenchModel* model) const;

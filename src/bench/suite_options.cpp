@@ -18,7 +18,8 @@ void require_positive(int value, const char* flag) {
 }  // namespace
 
 const std::vector<std::string>& phase_names() {
-  static const std::vector<std::string> names = {"context", "raw", "overhead", "concurrency", "prefix", "models"};
+  static const std::vector<std::string> names = {"context", "raw",  "overhead", "concurrency",
+                                                  "prefix",  "spec", "models"};
   return names;
 }
 
@@ -42,6 +43,11 @@ SuiteOptions resolve_options(SuiteOptions o) {
   fill(o.prefix_shared_prompt, 1000, 500, q);
   fill(o.prefix_shared_distinct, 100, 50, q);
   fill(o.prefix_max_tokens, 16, 8, q);
+  fill(o.spec_rows, 16, 8, q);
+  fill(o.spec_files, 8, 3, q);
+  fill(o.spec_prompt, 512, 256, q);
+  fill(o.spec_max_tokens, 256, 64, q);
+  fill(o.spec_pairs, 4, 2, q);
   fill(o.models,
        {"qwen2.5-0.5b:F16", "qwen2.5-0.5b:Q8_0", "qwen2.5-0.5b:Q4_K_M", "qwen3-0.6b:Q8_0", "qwen3-1.7b:Q8_0",
         "qwen3-1.7b:Q4_K_M"},
@@ -52,7 +58,7 @@ SuiteOptions resolve_options(SuiteOptions o) {
   for (const auto& phase : o.phases)
     if (std::find(phase_names().begin(), phase_names().end(), phase) == phase_names().end())
       throw std::invalid_argument("unknown phase '" + phase +
-                                  "' (phases: context, raw, overhead, concurrency, prefix, models)");
+                                  "' (phases: context, raw, overhead, concurrency, prefix, spec, models)");
   if (o.threads < 0) throw std::invalid_argument("--threads must not be negative");
   require_positive(o.repeats, "--repeats");
   require_positive(o.request_timeout_s, "--request-timeout");
@@ -73,6 +79,12 @@ SuiteOptions resolve_options(SuiteOptions o) {
   require_positive(o.prefix_shared_prompt, "--prefix-shared-prompt");
   require_positive(o.prefix_shared_distinct, "--prefix-shared-distinct");
   require_positive(o.prefix_max_tokens, "--prefix-max-tokens");
+  require_positive(o.spec_rows, "--spec-rows");
+  require_positive(o.spec_files, "--spec-files");
+  require_positive(o.spec_prompt, "--spec-prompt");
+  require_positive(o.spec_max_tokens, "--spec-max-tokens");
+  require_positive(o.spec_pairs, "--spec-pairs");
+  if (o.spec_rows > 64) throw std::invalid_argument("--spec-rows must be at most 64");
   require_positive(o.models_max_tokens, "--models-max-tokens");
   require_positive(o.models_ttft_prompt, "--models-ttft-prompt");
   if (o.streams > 256) throw std::invalid_argument("--streams must be at most 256");

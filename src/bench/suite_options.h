@@ -42,6 +42,14 @@ struct SuiteOptions {
   // sharing a system prompt; every request generates prefix_max_tokens.
   int prefix_prompt = 0, prefix_new_tokens = 0, prefix_restart_prompt = 0;
   int prefix_shared_prompt = 0, prefix_shared_distinct = 0, prefix_max_tokens = 0;
+  // spec: speculative decoding. A forward step of 1..spec_rows rows (main model, in-process);
+  // pycoder (spec_model_dir) continuing spec_files Python files of spec_source_dir (prompts of
+  // spec_prompt tokens, spec_max_tokens greedy tokens) with speculation off, lookup and a draft
+  // model, one stream and `streams` at once; the main model (random weights: nothing to
+  // guess) off and lookup, spec_pairs ABBA pairs of one stream and of `streams` streams.
+  std::string spec_model_dir = "../shared/models/pycoder";
+  std::string spec_source_dir = "/usr/lib/python3.11";
+  int spec_rows = 0, spec_files = 0, spec_prompt = 0, spec_max_tokens = 0, spec_pairs = 0;
   // models: "preset:type" entries; TTFT measured at `models_ttft_prompt` tokens.
   std::vector<std::string> models;
   int models_max_tokens = 0, models_ttft_prompt = 0;

@@ -85,6 +85,15 @@ void add_suite(CLI::App& bench) {
       ->check(kAtLeastOne);
   cmd->add_option("--prefix-max-tokens", o->prefix_max_tokens, "prefix: tokens generated per request")
       ->check(kAtLeastOne);
+  cmd->add_option("--spec-model-dir", o->spec_model_dir, "spec: the folder of pycoder's GGUF files")
+      ->capture_default_str();
+  cmd->add_option("--spec-source-dir", o->spec_source_dir, "spec: the folder of the Python files continued")
+      ->capture_default_str();
+  cmd->add_option("--spec-rows", o->spec_rows, "spec: a step of 1..N rows is timed")->check(CLI::Range(1, 64));
+  cmd->add_option("--spec-files", o->spec_files, "spec: Python files continued")->check(kAtLeastOne);
+  cmd->add_option("--spec-prompt", o->spec_prompt, "spec: prompt tokens from each file")->check(kAtLeastOne);
+  cmd->add_option("--spec-max-tokens", o->spec_max_tokens, "spec: tokens generated per request")->check(kAtLeastOne);
+  cmd->add_option("--spec-pairs", o->spec_pairs, "spec: ABBA pairs on the random-weight model")->check(kAtLeastOne);
   cmd->add_option("--models", o->models, "models: preset:type list")->delimiter(',');
   cmd->add_option("--models-max-tokens", o->models_max_tokens, "models: tokens generated for the decode rate")->check(kAtLeastOne);
   cmd->add_option("--models-ttft-prompt", o->models_ttft_prompt, "models: prompt tokens for TTFT")->check(kAtLeastOne);

@@ -78,9 +78,11 @@ void run_generate(RunArgs a) {
     const engine::RequestStats& s = event->stats;
     const int threads = a.engine.threads > 0 ? a.engine.threads : machine::physical_cores();
     fmt::print(stderr,
-               "prompt {} tokens | TTFT {:.1f} ms | prefill {:.1f} tok/s | decode {:.1f} tok/s ({} tokens) | {} threads "
-               "| peak RSS {:.1f} MB | {} engine, context {}, finish: {}\n",
-               s.prompt_tokens, s.ttft_ms, s.prefill_tok_s, s.decode_tok_s, s.completion_tokens, threads,
+               "prompt {} tokens | TTFT {:.1f} ms | prefill {:.1f} tok/s | decode {:.1f} tok/s ({} tokens, {:.2f} per step, "
+               "{}/{} drafts accepted) | {} threads | peak RSS {:.1f} MB | {} engine, context {}, finish: {}\n",
+               s.prompt_tokens, s.ttft_ms, s.prefill_tok_s, s.decode_tok_s, s.completion_tokens,
+               s.decode_steps > 0 ? static_cast<double>(s.completion_tokens) / static_cast<double>(s.decode_steps) : 0.0,
+               s.accepted_tokens, s.draft_tokens, threads,
                s.peak_memory_bytes / 1048576.0, a.engine.kind, engine->context_size(), engine::finish_reason_name(event->finish));
     return;
   }
@@ -103,6 +105,10 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"batch", "sequential"}))->capture_default_str();
   cmd->add_option("-t,--threads", e.threads, "Compute threads (default: physical cores)");
   cmd->add_option("-c,--ctx", e.context_size, "Context size in tokens (default: the trained one, at most 4096)");
+  cmd->add_option("--spec", e.spec, "Batch: speculative decoding, off, lookup or draft (as serve's --spec)")
+      ->check(CLI::IsMember({"off", "lookup", "draft"}));
+  cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens per step at most (default 8)");
+  cmd->add_option("--draft-model", e.draft_model, "Batch, --spec draft: the draft model's GGUF file");
   // The bounds of the API's fields of the same names (server/generation_params.cpp).
   auto& s = r.sampling;
   cmd->add_option("--temp", s.temperature, "Temperature; 0 = greedy")->check(CLI::Range(0.0, 2.0))->capture_default_str();

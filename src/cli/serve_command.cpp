@@ -137,6 +137,15 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--cache-disk", e.cache_disk_bytes,
                   "Batch: the most bytes --cache-dir may hold, e.g. 8G (default 4G)")
       ->envname("NANOSERVE_CACHE_DISK")->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--spec", e.spec,
+                  "Batch: speculative decoding, guesses checked in the batch step: off, lookup (the text's own "
+                  "repeats) or draft (--draft-model) (default lookup)")
+      ->envname("NANOSERVE_SPEC")->check(CLI::IsMember({"off", "lookup", "draft"}));
+  cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens one request checks per step at most (default 8)")
+      ->envname("NANOSERVE_DRAFT_MAX");
+  cmd->add_option("--draft-model", e.draft_model,
+                  "Batch, --spec draft: a smaller GGUF model with the same vocabulary that drafts the tokens")
+      ->envname("NANOSERVE_DRAFT_MODEL");
   cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer KEY' (except on /health)")
       ->envname("NANOSERVE_API_KEY");
   cmd->add_option("--max-body-bytes", s.limits.max_body_bytes, "Largest request body (413 beyond)")

@@ -1,12 +1,15 @@
 #include "engine/batch_engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "engine/defaults.h"
+#include "engine/draft_model.h"
 #include "engine/model_metadata.h"
+#include "engine/prompt_lookup.h"
 
 namespace nanoserve::engine {
 namespace {
@@ -42,6 +45,32 @@ std::unique_ptr<model::KvDiskCache> disk_tier(const BatchOptions& options, const
       .block_bytes = cache.block_bytes()});
 }
 
+std::shared_ptr<Drafter> make_drafter(const BatchOptions& options, const model::Model& target, int64_t context_size) {
+  if (options.draft_max < 1) throw std::invalid_argument("--draft-max must be at least 1");
+  if (options.spec != SpecMode::Draft && !options.draft_model_path.empty())
+    throw std::invalid_argument("--draft-model needs --spec draft");
+  if (options.test_drafter) return options.test_drafter;
+  switch (options.spec) {
+    case SpecMode::Off:
+      return nullptr;
+    case SpecMode::Lookup:
+      return std::make_shared<PromptLookup>();
+    case SpecMode::Draft:
+      if (options.draft_model_path.empty()) throw std::invalid_argument("--spec draft needs --draft-model");
+      return std::make_shared<DraftModel>(DraftModelOptions{.path = options.draft_model_path,
+                                                            .threads = options.threads,
+                                                            .n_seq = options.parallel,
+                                                            .context_size = context_size,
+                                                            .draft_max = options.draft_max},
+                                          target);
+  }
+  return nullptr;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 const std::vector<int64_t>& BatchEngine::batch_size_bounds() {
@@ -63,6 +92,10 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       scheduler_({.max_running = options.parallel, .step_tokens = options.step_tokens,
                   .block_size = cache_.block_size()}),
       queue_(options.queue_limit, options.parallel),
+      drafter_(make_drafter(options, model_, context_size_)),
+      draft_max_(options.draft_max),
+      draft_always_(options.draft_always),
+      draft_policy_(options.parallel, options.step_tokens),
       batch_sequences_{.bounds = batch_size_bounds(), .counts = std::vector<uint64_t>(batch_size_bounds().size() + 1),
                        .sum = 0},
       worker_([this] { serve(); }) {
@@ -94,6 +127,11 @@ EngineMetrics BatchEngine::metrics() const {
   m.prefix_hit_tokens = prefix_hit_tokens_;
   m.prefix_miss_tokens = prefix_miss_tokens_;
   m.prefix_evictions = prefix_evictions_;
+  m.decode_steps = decode_steps_;
+  m.generated_tokens = generated_tokens_;
+  m.verify_steps = verify_steps_;
+  m.draft_tokens = draft_tokens_;
+  m.accepted_tokens = accepted_tokens_;
   if (disk_) m.prefix_disk = disk_->stats();
   std::lock_guard lock(histogram_mutex_);
   m.batch_sequences = batch_sequences_;
@@ -108,6 +146,7 @@ void BatchEngine::serve() {
       seq->tokens = generation->request().prompt;
       seq->arrival = next_arrival_++;
       seq->caching = prefix_cache_ && generation->request().cache_prompt;
+      seq->speculating = drafter_ && generation->request().speculative;
       seq->generation = std::move(generation);
       waiting_.push_back(std::move(seq));
     }
@@ -133,6 +172,7 @@ void BatchEngine::step() {
     running_view.push_back({.arrival = s->arrival, .tokens = static_cast<int64_t>(s->tokens.size()),
                             .cached = s->cached, .blocks = cache_.blocks_of(s->slot),
                             .shared = prefix_cache_ ? cache_.shared_blocks(s->slot) : 0});
+  if (drafter_) draft(running_view);
   // Only those that a free slot could admit this step are looked up in the prefix cache.
   for (const SequencePtr& s : waiting_)
     waiting_view.push_back(waiting_view.size() < free_slots_.size()
@@ -185,15 +225,69 @@ void BatchEngine::step() {
   publish();
 }
 
+void BatchEngine::draft(std::vector<SequenceView>& running_view) {
+  std::vector<DraftPolicy::Candidate> candidates;
+  std::vector<size_t> who;  // index in running_ of each candidate
+  int64_t base_rows = 0, decoders = 0;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Sequence& seq = *running_[i];
+    seq.draft.clear();
+    const int64_t pending = static_cast<int64_t>(seq.tokens.size()) - seq.cached;
+    base_rows += pending;
+    if (pending != 1) continue;
+    ++decoders;
+    if (!seq.speculating) continue;
+    // Room for the drafts and the token after them: max_tokens, and the context's positions.
+    const GenerationRequest& r = seq.generation->request();
+    const auto generated = static_cast<int64_t>(seq.tokens.size() - r.prompt.size());
+    const int64_t room = std::min({draft_max_, r.max_tokens - generated - 1,
+                                   context_size_ - static_cast<int64_t>(seq.tokens.size())});
+    if (room <= 0) continue;
+    candidates.push_back({.slot = seq.slot, .available = drafter_->available(seq.tokens, room)});
+    who.push_back(i);
+  }
+  if (candidates.empty()) return;
+  const int64_t step_tokens = scheduler_.limits().step_tokens;
+  base_rows = std::min(base_rows, step_tokens);
+  std::vector<int64_t> lengths;
+  if (draft_always_) {
+    for (const DraftPolicy::Candidate& c : candidates) lengths.push_back(c.available);
+  } else {
+    lengths = draft_policy_.allocate(base_rows, decoders, step_tokens - decoders, candidates);
+  }
+  std::vector<DraftAsk> asks;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    if (lengths[k] <= 0) continue;
+    Sequence& seq = *running_[who[k]];
+    asks.push_back({.slot = seq.slot, .tokens = seq.tokens, .max = lengths[k], .out = &seq.draft});
+  }
+  const auto started = std::chrono::steady_clock::now();
+  drafter_->propose(asks);
+  draft_seconds_ = seconds_since(started);
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    Sequence& seq = *running_[who[k]];
+    if (static_cast<int64_t>(seq.draft.size()) > lengths[k]) seq.draft.resize(static_cast<size_t>(lengths[k]));
+    running_view[who[k]].drafts = static_cast<int64_t>(seq.draft.size());
+  }
+}
+
 void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::vector<int64_t>& chunk_sizes) {
   batch_.clear();
   row_owner_.clear();
+  std::vector<size_t> first_logits_row(stepping.size());  // each sequence's first row of logits_
+  size_t logits_rows = 0;
   for (size_t i = 0; i < stepping.size(); ++i) {
     Sequence& seq = *stepping[i];
     const auto n_tokens = static_cast<int64_t>(seq.tokens.size());
+    first_logits_row[i] = logits_rows;
+    // Past the last token come the draft tokens the plan made room for; each row from the last
+    // token on asks for logits.
     for (int64_t pos = seq.cached; pos < seq.cached + chunk_sizes[i]; ++pos) {
-      batch_.add(seq.slot, pos, seq.tokens[pos], pos + 1 == n_tokens);
+      const int32_t token = pos < n_tokens ? seq.tokens[pos] : seq.draft[static_cast<size_t>(pos - n_tokens)];
+      const bool logits = pos + 1 >= n_tokens;
+      batch_.add(seq.slot, pos, token, logits);
       row_owner_.push_back(&seq);
+      logits_rows += logits ? 1 : 0;
     }
   }
   {
@@ -204,29 +298,72 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
     batch_sequences_.sum += n;
   }
 
+  const auto started = std::chrono::steady_clock::now();
   try {
     model_.forward(batch_, cache_, logits_);
   } catch (const std::exception& e) {
     for (Sequence* seq : stepping) seq->generation->fail(e.what());  // each gives its blocks back
     return;
   }
+  draft_policy_.record_step(static_cast<int64_t>(batch_.size()), seconds_since(started) + draft_seconds_);
+  draft_seconds_ = 0;
+
+  // Tokens are chosen, rejected drafts dropped from the cache and whole blocks published before
+  // any token is emitted: a sequence whose text ends here lets go of its blocks at its final event.
+  std::vector<std::vector<int32_t>> chosen(stepping.size());
   for (size_t i = 0; i < stepping.size(); ++i) {
     Sequence& seq = *stepping[i];
+    const auto n_tokens = static_cast<int64_t>(seq.tokens.size());
     seq.cached += chunk_sizes[i];
+    if (seq.cached >= n_tokens) {
+      const int64_t drafted = seq.cached - n_tokens;
+      chosen[i] = verify(seq, first_logits_row[i], drafted);
+      if (seq.generation->finished()) continue;  // it failed, and let go of its slot
+      const auto accepted = static_cast<int64_t>(chosen[i].size()) - 1;
+      if (drafted > 0) {
+        seq.cached = n_tokens + accepted;
+        cache_.truncate(seq.slot, seq.cached);
+        draft_policy_.record_verify(seq.slot, drafted, accepted);
+      }
+      seq.tokens.insert(seq.tokens.end(), chosen[i].begin(), chosen[i].end());
+      seq.generation->count_step(drafted, accepted);
+      ++decode_steps_;
+      generated_tokens_ += chosen[i].size();
+      if (drafted > 0) {
+        ++verify_steps_;
+        draft_tokens_ += static_cast<uint64_t>(drafted);
+        accepted_tokens_ += static_cast<uint64_t>(accepted);
+      }
+    }
     seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.block_bytes()));
     if (seq.caching) {
       cache_.extend_chain(seq.tokens, seq.hashes);
       cache_.publish(seq.slot, seq.tokens, seq.hashes);
     }
   }
-  for (size_t r = 0; r < logits_.batch_rows.size(); ++r) {
-    Sequence& seq = *row_owner_[logits_.batch_rows[r]];
+  for (size_t i = 0; i < stepping.size(); ++i) {
+    Sequence& seq = *stepping[i];
     try {
-      if (const std::optional<int32_t> token = seq.generation->step(logits_.row(r))) seq.tokens.push_back(*token);
+      for (int32_t token : chosen[i])
+        if (!seq.generation->emit(token)) break;
     } catch (const std::exception& e) {
       seq.generation->fail(e.what());
     }
   }
+}
+
+std::vector<int32_t> BatchEngine::verify(Sequence& seq, size_t first_row, int64_t drafted) {
+  std::vector<int32_t> out;
+  try {
+    for (int64_t j = 0; j <= drafted; ++j) {
+      out.push_back(seq.generation->choose(logits_.row(first_row + static_cast<size_t>(j))));
+      if (j == drafted || out.back() != seq.draft[static_cast<size_t>(j)]) break;
+    }
+  } catch (const std::exception& e) {
+    seq.generation->fail(e.what());
+    out.clear();
+  }
+  return out;
 }
 
 void BatchEngine::retire_cancelled() {
@@ -291,6 +428,7 @@ void BatchEngine::start(Sequence& seq) {
   }
   seq.generation->admit(seq.cached);
   seq.generation->on_final_event([this, &seq] { release(seq); });
+  if (seq.speculating) draft_policy_.start(seq.slot);
 }
 
 void BatchEngine::load_from_disk(Sequence& seq) {

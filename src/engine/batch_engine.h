@@ -21,6 +21,16 @@
 // running one is computing waits for them rather than computing them twice. With a disk tier,
 // a sequence's published blocks are written to disk when it lets go of them (in the
 // background), and a waiting sequence's next blocks are read back from disk before it starts.
+//
+// Speculative decoding (a drafter unless options.spec is Off, per request unless speculative is
+// false): before each step a decoding sequence may get draft tokens (engine/drafter.h; how many:
+// engine/draft_policy.h), fed as more rows of its decode chunk in the same forward step as
+// everyone else's rows. Its Generation then chooses a token at each of those rows in turn, as
+// plain decoding would, while the choice equals the draft token there: every token chosen is
+// kept, the positions of the draft tokens it rejected leave the KV cache (model::KvCache::
+// truncate) before anything is published, and the tokens are emitted one by one (a stop
+// string or max_tokens inside the run ends it exactly where plain decoding would have). The
+// tokens, and the random numbers a seeded sampler draws, are the same with and without drafts.
 #pragma once
 
 #include <atomic>
@@ -33,6 +43,8 @@
 #include <vector>
 
 #include "engine/defaults.h"
+#include "engine/draft_policy.h"
+#include "engine/drafter.h"
 #include "engine/engine.h"
 #include "engine/request_queue.h"
 #include "engine/scheduler.h"
@@ -41,6 +53,8 @@
 #include "tokenizer/tokenizer.h"
 
 namespace nanoserve::engine {
+
+enum class SpecMode { Off, Lookup, Draft };  // speculative decoding's drafter: none, prompt lookup, a draft model
 
 struct BatchOptions {
   std::string model_path = "";
@@ -54,6 +68,13 @@ struct BatchOptions {
   std::string cache_dir = "";    // the prefix cache's disk tier (model::KvDiskCache); empty: none
   int64_t cache_disk_bytes = 0;  // its bound
   model::PrefixIndex::HashFn prefix_hash = model::PrefixIndex::chain_hash;  // a test may force collisions
+  SpecMode spec = SpecMode::Lookup;          // speculative decoding's drafter
+  int64_t draft_max = kDefaultDraftMax;      // draft tokens per sequence and step at most
+  std::string draft_model_path = "";         // SpecMode::Draft: a model with the same vocabulary
+  // Tests: draft whenever the drafter can, as many as it can (no cost model), to exercise
+  // verification in every step; and a drafter of the test's own instead of spec's.
+  bool draft_always = false;
+  std::shared_ptr<Drafter> test_drafter = nullptr;
 };
 
 class BatchEngine final : public Engine {
@@ -85,6 +106,8 @@ class BatchEngine final : public Engine {
     int slot = -1;                // its KV cache sequence while it runs
     bool caching = false;         // uses the prefix cache
     std::vector<uint64_t> hashes; // chain hashes of tokens' whole blocks (model::KvCache::extend_chain)
+    bool speculating = false;     // a drafter proposes tokens for it
+    std::vector<int32_t> draft;   // this step's draft tokens (to follow tokens)
   };
   using SequencePtr = std::unique_ptr<Sequence>;
 
@@ -99,7 +122,12 @@ class BatchEngine final : public Engine {
   void spill(const Sequence& seq);  // queues its published blocks that the disk tier lacks
   void load_from_disk(Sequence& seq);  // its next blocks from the disk tier into the pool
   void requeue(SequencePtr seq);
+  // Fills the decoding sequences' drafts for this step, and their views' draft counts.
+  void draft(std::vector<SequenceView>& running_view);
   void evaluate(const std::vector<Sequence*>& stepping, const std::vector<int64_t>& chunk_sizes);
+  // A sequence whose chunk reached its last token: chooses its tokens from its logits rows
+  // (from `first_row` on, one per draft token and one more) while they agree with its drafts.
+  std::vector<int32_t> verify(Sequence& seq, size_t first_row, int64_t drafted);
   void fail_all_running(const std::string& error);
   void publish();  // the gauges metrics() reads
 
@@ -113,6 +141,11 @@ class BatchEngine final : public Engine {
   std::vector<uint8_t> block_buffer_;  // one block, to and from the disk tier
   const Scheduler scheduler_;
   RequestQueue queue_;
+  std::shared_ptr<Drafter> drafter_;  // none when speculation is off
+  const int64_t draft_max_;
+  const bool draft_always_;
+  DraftPolicy draft_policy_;
+  double draft_seconds_ = 0;  // this step's drafting, counted in its time
 
   // Owned by the scheduler thread.
   std::vector<SequencePtr> running_;
@@ -128,6 +161,8 @@ class BatchEngine final : public Engine {
   std::atomic<uint64_t> preemptions_ = 0;
   std::atomic<int64_t> kv_cached_blocks_ = 0;
   std::atomic<uint64_t> prefix_lookups_ = 0, prefix_hit_tokens_ = 0, prefix_miss_tokens_ = 0, prefix_evictions_ = 0;
+  std::atomic<uint64_t> decode_steps_ = 0, generated_tokens_ = 0, verify_steps_ = 0, draft_tokens_ = 0,
+                        accepted_tokens_ = 0;
   mutable std::mutex histogram_mutex_;
   CountHistogram batch_sequences_;
 

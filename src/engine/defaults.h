@@ -15,6 +15,9 @@ inline constexpr int64_t kDefaultContext = 4096;
 // engine prefills a prompt (larger chunks add little speed and a lot of activation memory).
 inline constexpr int64_t kDefaultStepTokens = 512;
 
+// Speculative decoding: draft tokens one sequence checks in a step at most (--draft-max).
+inline constexpr int64_t kDefaultDraftMax = 8;
+
 // `requested`, or the default context for a model trained on n_ctx_train positions.
 inline int64_t context_size_for(int64_t requested, int64_t n_ctx_train) {
   return requested > 0 ? requested : std::min(n_ctx_train, kDefaultContext);

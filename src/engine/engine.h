@@ -37,6 +37,7 @@ struct GenerationRequest {
   std::vector<std::string> stop;    // generation ends before any of these; they are never emitted
   bool ignore_eos = false;          // keep going past end-of-generation tokens
   bool cache_prompt = true;         // use the prefix cache: start from cached blocks, publish its own
+  bool speculative = true;          // let the engine's drafter propose tokens for it (when the engine has one)
 };
 
 enum class FinishReason { Stop, Length, Cancelled };
@@ -55,6 +56,16 @@ struct RequestStats {
   int64_t peak_memory_bytes = 0;  // the process's peak RSS when the request ended
   int64_t kv_blocks = 0;          // the most KV cache blocks the request held at once (0: no paged cache)
   int64_t kv_peak_bytes = 0;      // those blocks' bytes
+  // Forward steps that gave the request new tokens (each reads the weights once): the first
+  // token's, then one per decode or verify step. completion_tokens / decode_steps is the
+  // request's tokens per read of the weights (1 without speculative decoding).
+  int64_t decode_steps = 0;
+  int64_t verify_steps = 0;     // of those, steps that checked draft tokens
+  int64_t draft_tokens = 0;     // draft tokens checked
+  int64_t accepted_tokens = 0;  // of those, the ones the model agreed with (each a token without a step of its own)
+  // By position in a draft (0 = its first token): drafts that reached the position, and those
+  // whose token there was accepted (with every one before it). Empty without drafts.
+  std::vector<int64_t> drafted_at, accepted_at;
 };
 
 struct Event {
@@ -117,6 +128,12 @@ struct EngineMetrics {
   uint64_t prefix_evictions = 0;   // cached blocks given to new positions
   model::KvDiskStats prefix_disk;   // the disk tier (--cache-dir; zeros without one)
   CountHistogram batch_sequences;  // per forward step: the sequences it advanced (empty: no batching)
+  // Speculative decoding (batch engine with --spec lookup or draft; 0 elsewhere).
+  uint64_t decode_steps = 0;       // per request, forward steps that gave it new tokens (summed)
+  uint64_t generated_tokens = 0;   // the tokens those steps gave
+  uint64_t verify_steps = 0;       // of the steps, those that checked draft tokens
+  uint64_t draft_tokens = 0;       // draft tokens checked
+  uint64_t accepted_tokens = 0;    // of those, accepted
 };
 
 class Engine {

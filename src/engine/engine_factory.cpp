@@ -29,6 +29,13 @@ std::unique_ptr<Engine> make_mock(const EngineOptions& options) {
                   .queue_limit = options.queue_limit});
 }
 
+// The batch engine's drafter ("" is its default, lookup).
+SpecMode spec_mode(const std::string& spec) {
+  if (spec == "off") return SpecMode::Off;
+  if (spec == "draft") return SpecMode::Draft;
+  return SpecMode::Lookup;
+}
+
 int64_t physical_memory_bytes() {
   return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
 }
@@ -57,6 +64,16 @@ void check_engine_options(const EngineOptions& o) {
   if (!o.cache_dir.empty() && o.prefix_cache == "off")
     throw std::invalid_argument("--cache-dir is the prefix cache's disk tier: it needs --prefix-cache on");
   if (o.cache_disk_bytes < 0) throw std::invalid_argument("--cache-disk must not be negative");
+  if (!o.spec.empty() && o.spec != "off" && o.spec != "lookup" && o.spec != "draft")
+    throw std::invalid_argument("--spec must be off, lookup or draft, not \"" + o.spec + "\"");
+  if (o.kind != "batch" && !o.spec.empty() && o.spec != "off")
+    throw std::invalid_argument("--spec " + o.spec + " applies to --engine batch only");
+  if (o.kind != "batch" && o.draft_max != 0) throw std::invalid_argument("--draft-max applies to --engine batch only");
+  if (o.draft_max < 0 || o.draft_max > kMaxDraftTokens)
+    throw std::invalid_argument("--draft-max must be between 1 and " + std::to_string(kMaxDraftTokens));
+  if (o.spec == "draft" && o.draft_model.empty()) throw std::invalid_argument("--spec draft needs --draft-model FILE");
+  if (!o.draft_model.empty() && o.spec != "draft")
+    throw std::invalid_argument("--draft-model needs --spec draft");
   if (o.context_size < 0) throw std::invalid_argument("--ctx must not be negative");
   if (o.kv_memory_bytes < 0 || o.kv_memory_bytes > physical_memory_bytes())
     throw std::invalid_argument("--kv-memory must be at most this machine's memory (" +
@@ -99,7 +116,10 @@ std::unique_ptr<Engine> make_engine(const EngineOptions& options) {
                    .cache_dir = options.cache_dir,
                    .cache_disk_bytes = options.cache_dir.empty()        ? 0
                                        : options.cache_disk_bytes > 0 ? options.cache_disk_bytes
-                                                                      : kDefaultCacheDiskBytes});
+                                                                      : kDefaultCacheDiskBytes,
+                   .spec = spec_mode(options.spec),
+                   .draft_max = options.draft_max > 0 ? options.draft_max : kDefaultDraftMax,
+                   .draft_model_path = options.draft_model});
 }
 
 }  // namespace nanoserve::engine

@@ -24,6 +24,9 @@ struct EngineOptions {
   std::string prefix_cache = ""; // "on" | "off" | "" (the kind's default: on for batch, off elsewhere)
   std::string cache_dir = "";    // the prefix cache's disk tier; empty: none
   int64_t cache_disk_bytes = 0;  // its bound; 0 with a cache_dir: kDefaultCacheDiskBytes
+  std::string spec = "";         // speculative decoding: "off" | "lookup" | "draft" | "" (batch: lookup; else off)
+  int64_t draft_max = 0;         // draft tokens per sequence and step at most; 0 = kDefaultDraftMax
+  std::string draft_model = "";  // spec "draft": the draft model's GGUF file
   // mock only
   int64_t mock_token_delay_us = 0;
 };
@@ -38,6 +41,7 @@ inline constexpr int64_t kDefaultCacheDiskBytes = int64_t{4} << 30;
 
 // Bounds on what the options may ask for.
 inline constexpr int kMaxParallel = 256;
+inline constexpr int64_t kMaxDraftTokens = 64;
 inline constexpr int64_t kMaxStepTokens = 16384;
 
 // The one check of engine options, for every command that makes an engine: throws

@@ -71,14 +71,32 @@ void Generation::hold_kv(int64_t blocks, int64_t block_bytes) {
 }
 
 std::optional<int32_t> Generation::step(std::span<const float> logits) {
-  int32_t token;
-  if (request_.logit_bias.empty()) {
-    token = sampler_.sample(logits);
-  } else {
-    biased_.assign(logits.begin(), logits.end());
-    add_logit_bias(request_.logit_bias, biased_);
-    token = sampler_.sample(biased_);
+  count_step(0, 0);
+  return emit(choose(logits));
+}
+
+int32_t Generation::choose(std::span<const float> logits) {
+  if (request_.logit_bias.empty()) return sampler_.sample(logits);
+  biased_.assign(logits.begin(), logits.end());
+  add_logit_bias(request_.logit_bias, biased_);
+  return sampler_.sample(biased_);
+}
+
+void Generation::count_step(int64_t drafted, int64_t accepted) {
+  ++decode_steps_;
+  if (drafted == 0) return;
+  ++verify_steps_;
+  draft_tokens_ += drafted;
+  accepted_tokens_ += accepted;
+  if (static_cast<int64_t>(drafted_at_.size()) < drafted) {
+    drafted_at_.resize(static_cast<size_t>(drafted), 0);
+    accepted_at_.resize(static_cast<size_t>(drafted), 0);
   }
+  for (int64_t j = 0; j < drafted; ++j) ++drafted_at_[static_cast<size_t>(j)];
+  for (int64_t j = 0; j < accepted; ++j) ++accepted_at_[static_cast<size_t>(j)];
+}
+
+std::optional<int32_t> Generation::emit(int32_t token) {
   last_token_ = Clock::now();
   if (output_.completion_tokens() == 0) first_token_ = last_token_;
 
@@ -140,6 +158,12 @@ RequestStats Generation::stats() const {
   s.peak_memory_bytes = machine::peak_rss_bytes();
   s.kv_blocks = kv_blocks_;
   s.kv_peak_bytes = kv_peak_bytes_;
+  s.decode_steps = decode_steps_;
+  s.verify_steps = verify_steps_;
+  s.draft_tokens = draft_tokens_;
+  s.accepted_tokens = accepted_tokens_;
+  s.drafted_at = drafted_at_;
+  s.accepted_at = accepted_at_;
   return s;
 }
 

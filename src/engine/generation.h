@@ -57,8 +57,18 @@ class Generation {
   void on_final_event(std::function<void()> release) { release_ = std::move(release); }
   // Picks the next token from this step's logits (logit_bias first, then the sampler) and
   // pushes its text. Returns the token while generation goes on; nullopt once it ended
-  // with this token (the Done event is then pushed).
+  // with this token (the Done event is then pushed). The same as emit(choose(logits)).
   std::optional<int32_t> step(std::span<const float> logits);
+  // The two halves of step(), for speculative decoding: choose() picks the token that follows
+  // the tokens chosen so far (the sampler's history and seeded random stream advance as in
+  // step()); emit() pushes a chosen token's text. A verify step chooses at each of its rows
+  // while the choice equals the draft token there, then emits what it chose: the tokens, and
+  // the random numbers each drew, are those of plain decoding whatever was drafted.
+  int32_t choose(std::span<const float> logits);
+  std::optional<int32_t> emit(int32_t token);
+  // A forward step gave this request new tokens: `drafted` draft tokens were checked, of which
+  // `accepted` were right (both 0 for a plain decode step).
+  void count_step(int64_t drafted, int64_t accepted);
   // Ends generation early: pushes the text still held back, then Done.
   void finish(FinishReason reason);
   // Ends generation with an Error event.
@@ -78,6 +88,8 @@ class Generation {
   std::atomic<int64_t>* place_ = nullptr;
   std::function<void()> release_;
   int64_t kv_blocks_ = 0, kv_peak_bytes_ = 0, cached_tokens_ = 0;
+  int64_t decode_steps_ = 0, verify_steps_ = 0, draft_tokens_ = 0, accepted_tokens_ = 0;
+  std::vector<int64_t> drafted_at_, accepted_at_;
   bool finished_ = false;
 };
 

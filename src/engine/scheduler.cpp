@@ -46,6 +46,22 @@ class Planner {
     }
   }
 
+  // More rows for a decoder's draft tokens, as far as the budget and the free blocks go: they
+  // never preempt anyone.
+  void draft(size_t i) {
+    if (chunk_[i] != 1 || seqs_[i].drafts <= 0) return;
+    int64_t d = std::min(seqs_[i].drafts, budget_left());
+    while (d > 0 && blocks_needed(i, 1 + d) - reserved_[i] > free_) --d;
+    if (d <= 0) return;
+    const int64_t more = blocks_needed(i, 1 + d) - reserved_[i];
+    free_ -= more;
+    reserved_[i] += more;
+    chunk_[i] += d;
+    plan_.rows += d;
+    for (StepPlan::Chunk& c : plan_.chunks)
+      if (c.seq == i) c.n += d;
+  }
+
   // The longest chunk the budget and the pool allow (newer sequences give way first).
   void prefill(size_t i) {
     int64_t n = std::min(pending(i), budget_left());
@@ -150,6 +166,8 @@ StepPlan Scheduler::plan(std::span<const SequenceView> running, std::span<const 
   const std::vector<size_t> by_age = p.running_by_age();
   for (size_t i : by_age)
     if (!p.preempted(i) && p.pending(i) == 1) p.decode(i);
+  for (size_t i : by_age)
+    if (!p.preempted(i)) p.draft(i);
   for (size_t i : by_age)
     if (!p.preempted(i) && p.pending(i) > 1) p.prefill(i);
   p.admit(waiting);

@@ -8,7 +8,9 @@
 //
 // The plan, in priority order:
 //   1. a decode row for every running sequence that has only its last token left to feed,
-//      oldest first (every running sequence keeps streaming whatever prompts arrive);
+//      oldest first (every running sequence keeps streaming whatever prompts arrive); then a
+//      row for each of its draft tokens (speculative decoding), oldest first, as far as the
+//      budget and the free blocks go: drafts never preempt anyone, they shrink to fit;
 //   2. prefill chunks of running sequences, oldest first, under the step's token budget;
 //   3. admission, first come first served: the oldest waiting sequence starts when a slot is
 //      free, budget is left and the pool's free blocks cover its whole prompt (less its cached
@@ -45,6 +47,7 @@ struct SequenceView {
   int64_t attach_cost = 0;  // waiting: free blocks its cached prefix takes when it starts
   bool held = false;     // waiting: a running sequence is computing its next blocks; it waits for them
                          // (and, first come first served, so does everyone behind it)
+  int64_t drafts = 0;    // running, decoding: draft tokens it would check in this step (speculative decoding)
 };
 
 struct SchedulerLimits {

@@ -73,6 +73,21 @@ void KvCache::clear(int seq) {
   s = Sequence{};
 }
 
+void KvCache::truncate(int seq, int64_t n) {
+  sequence(seq);  // checks the id
+  Sequence& s = sequences_[seq];
+  if (n > s.length || n < s.published * block_size_)
+    throw std::out_of_range("KV cache: cannot truncate sequence " + std::to_string(seq) + " of length " +
+                            std::to_string(s.length) + " (" + std::to_string(s.published) +
+                            " published blocks) to " + std::to_string(n));
+  s.length = n;
+  const auto keep = static_cast<size_t>((n + block_size_ - 1) / block_size_);
+  while (s.blocks.size() > keep) {
+    let_go(s.blocks.back());
+    s.blocks.pop_back();
+  }
+}
+
 int32_t KvCache::take_block() {
   int32_t block;
   if (!free_.empty()) {

@@ -80,6 +80,10 @@ class KvCache {
   // Empties a sequence: its length becomes 0 and it lets go of its blocks (each goes back to
   // the pool when no other sequence holds it; a published one stays cached, idle).
   void clear(int seq);
+  // Shortens a sequence to its first n positions (speculative decoding drops the positions of
+  // rejected draft tokens): blocks past them are let go of. Throws std::out_of_range for n
+  // beyond its length or inside its published blocks (those hold verified tokens only).
+  void truncate(int seq, int64_t n);
 
   // The prefix cache (see the top of this file).
   struct PrefixHit {

@@ -111,6 +111,7 @@ GenerationParams parse_generation_params(const nlohmann::ordered_json& body, con
   p.logit_bias = parse_logit_bias(fields, limits);
   p.ignore_eos = fields.boolean("ignore_eos").value_or(false);
   p.cache_prompt = fields.boolean("cache_prompt").value_or(true);
+  p.speculative = fields.boolean("speculative").value_or(true);
   p.stream = fields.boolean("stream").value_or(false);
   if (const nlohmann::ordered_json* options = fields.object("stream_options")) {
     if (!p.stream)

@@ -24,6 +24,7 @@ struct GenerationParams {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   bool cache_prompt = true;             // llama-server's field: false skips the prefix cache
+  bool speculative = true;              // false: no speculative decoding for this request
   bool stream = false;
   bool include_usage = false;           // stream_options.include_usage
 };

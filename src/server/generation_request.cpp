@@ -38,6 +38,7 @@ engine::GenerationRequest make_generation_request(std::string id, std::vector<in
   r.stop = params.stop;
   r.ignore_eos = params.ignore_eos;
   r.cache_prompt = params.cache_prompt;
+  r.speculative = params.speculative;
   return r;
 }
 

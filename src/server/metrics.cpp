@@ -133,6 +133,18 @@ std::string ServerMetrics::prometheus_text(const std::optional<engine::EngineMet
                   "KV blocks not written to the disk tier because its write queue was full.", disk.dropped);
     write_counter(out, "nanoserve_prefix_cache_disk_evictions_total",
                   "Disk tier files removed to stay under --cache-disk.", disk.evictions);
+    write_counter(out, "nanoserve_decode_steps_total",
+                  "Per request, forward steps that gave it new tokens (each a read of the weights).",
+                  engine->decode_steps);
+    write_counter(out, "nanoserve_decode_step_tokens_total",
+                  "Tokens those steps gave: divided by nanoserve_decode_steps_total, the tokens per read of the "
+                  "weights (above 1 with speculative decoding).",
+                  engine->generated_tokens);
+    write_counter(out, "nanoserve_spec_verify_steps_total", "Decode steps that checked draft tokens.",
+                  engine->verify_steps);
+    write_counter(out, "nanoserve_spec_draft_tokens_total", "Draft tokens checked.", engine->draft_tokens);
+    write_counter(out, "nanoserve_spec_accepted_tokens_total", "Draft tokens the model agreed with.",
+                  engine->accepted_tokens);
     const engine::CountHistogram& batch = engine->batch_sequences;
     if (!batch.bounds.empty())
       write_histogram(out, "nanoserve_batch_size_sequences", "Sequences advanced by each forward step.",

@@ -28,7 +28,16 @@ json engine_stats_json(const engine::RequestStats& stats) {
           {"decode_tok_s", stats.decode_tok_s},
           {"peak_memory_bytes", stats.peak_memory_bytes},
           {"kv_blocks", stats.kv_blocks},
-          {"kv_peak_bytes", stats.kv_peak_bytes}};
+          {"kv_peak_bytes", stats.kv_peak_bytes},
+          {"decode_steps", stats.decode_steps},
+          {"tokens_per_step", stats.decode_steps > 0 ? static_cast<double>(stats.completion_tokens) /
+                                                           static_cast<double>(stats.decode_steps)
+                                                     : 0.0},
+          {"draft_tokens", stats.draft_tokens},
+          {"accepted_tokens", stats.accepted_tokens},
+          {"verify_steps", stats.verify_steps},
+          {"drafted_at", stats.drafted_at},
+          {"accepted_at", stats.accepted_at}};
 }
 
 json chat_completion(const ResponseHeader& header, const std::string& text, engine::FinishReason finish,

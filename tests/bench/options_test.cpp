@@ -51,6 +51,10 @@ TEST(SuiteOptions, QuickIsASmallerSweep) {
   EXPECT_EQ(full.streams, 8);
   EXPECT_EQ(full.concurrency_engines, (std::vector<std::string>{"sequential", "batch"}));
   EXPECT_LT(quick.models.size(), full.models.size());
+  EXPECT_EQ(full.spec_rows, 16);
+  EXPECT_EQ(full.spec_prompt, 512);
+  EXPECT_EQ(full.spec_max_tokens, 256);
+  EXPECT_LT(quick.spec_files, full.spec_files);
 }
 
 TEST(SuiteOptions, GivenSizesWinAndAreChecked) {
@@ -76,6 +80,9 @@ TEST(SuiteOptions, GivenSizesWinAndAreChecked) {
   bad = {};
   bad.streams = -2;
   rejects(bad, "--streams");
+  bad = {};
+  bad.spec_rows = 65;
+  rejects(bad, "--spec-rows");
   bad = {};
   bad.context_lengths = {128, -1};
   rejects(bad, "--context-lengths");

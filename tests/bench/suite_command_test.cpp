@@ -135,6 +135,60 @@ TEST_F(SuiteCommand, ThePrefixPhaseMeasuresColdAndWarmRequests) {
     EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
 }
 
+// The spec phase on the tiny model (steps, random weights) and pycoder (continuations of two
+// Python files written here): every case's rows match the schema, drafts show in the rows of
+// lookup and draft and never in those of off, and the section and chart are written.
+TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
+  const fs::path sources = dir_ / "python";
+  fs::create_directories(sources);
+  for (const char* name : {"argparse.py", "csv.py"}) {
+    std::ofstream py(sources / name);
+    py << "# a module\n\n";
+    for (int i = 0; i < 20; ++i)
+      py << "def field_" << i << "(record):\n    return record.get('field_" << i << "', None)\n\n";
+  }
+  const std::string out = (dir_ / "results").string();
+  const test::CommandResult suite = test::run_nanoserve(
+      "bench suite spec --model " + model_ + " --out " + out +
+      " --threads 1 --repeats 1 --streams 2 --spec-rows 3 --spec-files 2 --spec-prompt 64 --spec-max-tokens 24"
+      " --spec-pairs 1 --spec-model-dir " + test::shared_path("models/pycoder") + " --spec-source-dir " +
+      sources.string());
+  ASSERT_EQ(suite.status, 0) << suite.err;
+  const auto rows = read_rows(fs::path(out) / "spec.jsonl");
+  std::map<std::string, int> cases;
+  for (const json& row : rows) {
+    EXPECT_EQ(schema_problems(row), std::vector<std::string>{}) << row.dump();
+    ASSERT_NE(row["kind"], "error") << row.dump();
+    if (row["kind"] == "step") {
+      ++cases["step"];
+      continue;
+    }
+    EXPECT_TRUE(row["exact_tokens"].get<bool>()) << row.dump();
+    ++cases[row["case"].get<std::string>() + "/" + row["spec"].get<std::string>()];
+    const int64_t steps = row["engine_decode_steps"], drafted = row["engine_draft_tokens"];
+    if (row["spec"] == "off") {
+      EXPECT_EQ(drafted, 0) << row.dump();
+      EXPECT_EQ(steps, row["completion_tokens"].get<int64_t>()) << row.dump();
+    } else {
+      EXPECT_EQ(steps + row["engine_accepted_tokens"].get<int64_t>(), row["completion_tokens"].get<int64_t>());
+    }
+  }
+  EXPECT_EQ(cases, (std::map<std::string, int>{{"step", 3 * 5},
+                                               {"continue/off", 2}, {"continue/lookup", 2}, {"continue/draft", 2},
+                                               {"streams/off", 2}, {"streams/lookup", 2}, {"streams/draft", 2},
+                                               {"random/off", 2}, {"random/lookup", 2},
+                                               {"random_streams/off", 4}, {"random_streams/lookup", 4}}));
+
+  const std::string docs = (dir_ / "docs").string();
+  const test::CommandResult charts = test::run_nanoserve("bench charts --in " + out + " --docs " + docs);
+  ASSERT_EQ(charts.status, 0) << charts.err;
+  EXPECT_GT(fs::file_size(fs::path(docs) / "bench-spec-step-rows.png"), 1000u);
+  const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
+  for (const char* text : {"## Speculative decoding", "A step's cost by its rows", "tokens per read",
+                           "accepted by position in the draft", "nothing to guess"})
+    EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
+}
+
 TEST_F(SuiteCommand, RefusesBadFlagsWithAMessage) {
   const auto bad_phase = test::run_nanoserve("bench suite contxt --out " + (dir_ / "r").string());
   EXPECT_NE(bad_phase.status, 0);

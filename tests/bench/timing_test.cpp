@@ -50,8 +50,12 @@ TEST(Timing, ClientFiguresComeFromChunkArrivals) {
 TEST(Timing, OverheadIsClientMinusEngine) {
   StreamRecord r = record({12000, 22000, 32000}, 33000);
   EXPECT_FALSE(overhead(r).ttft_ms);  // no engine clock: no overhead
-  r.engine = EngineClock{.queue_ms = 0.1, .ttft_ms = 11.5, .prefill_tok_s = 100, .decode_tok_s = 100,
-                         .peak_memory_bytes = 1};
+  r.engine.emplace();
+  r.engine->queue_ms = 0.1;
+  r.engine->ttft_ms = 11.5;
+  r.engine->prefill_tok_s = 100;
+  r.engine->decode_tok_s = 100;
+  r.engine->peak_memory_bytes = 1;
   r.completion_tokens = 3;
   const Overhead o = overhead(r);
   EXPECT_DOUBLE_EQ(*o.ttft_ms, 12 - 11.5);

@@ -63,7 +63,8 @@ TEST(RunCommand, StreamsGreedyTextThenTimings) {
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(o.out, "    return _get_end((1000\n");
   EXPECT_NE(o.err.find("prompt 8 tokens | TTFT "), std::string::npos) << o.err;
-  for (const char* field : {"prefill ", "decode ", "(12 tokens)", "1 threads", "peak RSS "})
+  for (const char* field : {"prefill ", "decode ", "(12 tokens, ", " per step, ", " drafts accepted)", "1 threads",
+                            "peak RSS "})
     EXPECT_NE(o.err.find(field), std::string::npos) << field << " missing in " << o.err;
 
   // Sampling is seeded: the same seed writes the same text.

@@ -135,9 +135,12 @@ struct Simulated {
   uint64_t arrival;
   int64_t prompt, max_new, tokens, cached = 0, blocks = 0;
   int preemptions = 0;
+  int64_t drafts = 0;  // asked for this step (speculative decoding)
 };
 
-void simulate(uint64_t seed, SchedulerLimits limits, int64_t pool_blocks) {
+// With `speculate`, each decoder asks for 0..5 draft rows a step, and a random number of the
+// drafts it gets are accepted (its cache is then cut back to the kept positions).
+void simulate(uint64_t seed, SchedulerLimits limits, int64_t pool_blocks, bool speculate = false) {
   const Scheduler s(limits);
   std::mt19937_64 rng(seed);
   const int64_t pool_positions = pool_blocks * limits.block_size;
@@ -155,7 +158,10 @@ void simulate(uint64_t seed, SchedulerLimits limits, int64_t pool_blocks) {
       wait.push_back({.arrival = next_arrival++, .prompt = prompt, .max_new = max_new, .tokens = prompt});
     }
     std::vector<SequenceView> rv, wv;
-    for (const auto& q : run) rv.push_back({q.arrival, q.tokens, q.cached, q.blocks});
+    for (auto& q : run) {
+      q.drafts = speculate && q.tokens - q.cached == 1 ? static_cast<int64_t>(rng() % 6) : 0;
+      rv.push_back({.arrival = q.arrival, .tokens = q.tokens, .cached = q.cached, .blocks = q.blocks, .drafts = q.drafts});
+    }
     for (const auto& q : wait) wv.push_back({q.arrival, q.tokens, 0, 0});
     const StepPlan plan = s.plan(rv, wv, free_blocks);
     ASSERT_LE(plan.rows, limits.step_tokens);
@@ -172,7 +178,10 @@ void simulate(uint64_t seed, SchedulerLimits limits, int64_t pool_blocks) {
     for (const auto& c : plan.chunks) {
       Simulated& q = all[c.seq];
       ASSERT_GT(c.n, 0);
-      ASSERT_LE(q.cached + c.n, q.tokens);
+      ASSERT_LE(q.cached + c.n, q.tokens + q.drafts);
+      if (c.n > 1) {
+        ASSERT_TRUE(q.cached + c.n <= q.tokens || q.tokens - q.cached == 1);  // drafts: decoders only
+      }
       const int64_t blocks = s.blocks_for(q.cached + c.n);
       free_blocks -= std::max<int64_t>(0, blocks - q.blocks);
       q.blocks = std::max(q.blocks, blocks);
@@ -195,9 +204,14 @@ void simulate(uint64_t seed, SchedulerLimits limits, int64_t pool_blocks) {
         requeued.push_back(q);
         continue;
       }
-      if (q.cached == q.tokens) {  // logits: sample a token
-        ++q.tokens;
-        if (q.tokens - q.prompt == q.max_new || q.tokens > pool_positions) {
+      if (q.cached >= q.tokens) {  // logits: sample a token, and keep some of the drafts
+        const int64_t drafted = q.cached - q.tokens;
+        const int64_t accepted = drafted > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(drafted + 1)) : 0;
+        q.cached = q.tokens + accepted;
+        free_blocks += q.blocks - s.blocks_for(q.cached);
+        q.blocks = s.blocks_for(q.cached);
+        q.tokens += 1 + accepted;
+        if (q.tokens - q.prompt >= q.max_new || q.tokens > pool_positions) {
           free_blocks += q.blocks;
           ++finished;
           continue;
@@ -268,7 +282,37 @@ TEST(Scheduler, SimulatedWorkloadsFinishWithoutOverdrawingThePool) {
     simulate(seed, {.max_running = 8, .step_tokens = 32, .block_size = 4}, 40);
     simulate(seed, {.max_running = 3, .step_tokens = 3, .block_size = 16}, 8);
     simulate(seed, {.max_running = 16, .step_tokens = 256, .block_size = 16}, 64);
+    simulate(seed, {.max_running = 8, .step_tokens = 32, .block_size = 4}, 40, true);
+    simulate(seed, {.max_running = 3, .step_tokens = 3, .block_size = 16}, 8, true);
+    simulate(seed, {.max_running = 16, .step_tokens = 64, .block_size = 16}, 64, true);
   }
+}
+
+TEST(Scheduler, DraftRowsFollowTheDecodeRowsWithinTheBudgetAndTheFreeBlocks) {
+  const Scheduler s({.max_running = 4, .step_tokens = 10, .block_size = 4});
+  // a's decode row is position 7 and b's position 5: both in blocks they hold.
+  SequenceView a = running(1, 8, 7, 2), b = running(2, 6, 5, 2);
+  a.drafts = 5;
+  b.drafts = 8;
+  // a: 1 + 5 rows; b: its row and 3 drafts, what the budget leaves.
+  StepPlan plan = s.plan(std::vector{a, b}, {}, 100);
+  EXPECT_EQ(chunks(plan), (Chunks{{0, 6}, {1, 4}}));
+  EXPECT_EQ(plan.rows, 10);
+  // One free block: a's drafts shrink to it (positions 8..11), b's to its own block (6, 7).
+  plan = s.plan(std::vector{a, b}, {}, 1);
+  EXPECT_EQ(chunks(plan), (Chunks{{0, 5}, {1, 3}}));
+  plan = s.plan(std::vector{a, b}, {}, 0);
+  EXPECT_EQ(chunks(plan), (Chunks{{0, 1}, {1, 3}}));
+  // Drafts come after every decode row: the newer decoder's row gets the last free block.
+  SequenceView c = running(3, 9, 8, 2);  // position 8 needs a new block
+  plan = s.plan(std::vector{a, c}, {}, 1);
+  EXPECT_TRUE(plan.preempted.empty());
+  EXPECT_EQ(chunks(plan), (Chunks{{0, 1}, {1, 1}}));
+  // Drafts never preempt: a newer prefill keeps its blocks (and, with none free, waits).
+  const SequenceView newer = running(3, 40, 12, 3);
+  plan = s.plan(std::vector{a, newer}, {}, 0);
+  EXPECT_TRUE(plan.preempted.empty());
+  EXPECT_EQ(chunks(plan), (Chunks{{0, 1}}));
 }
 
 }  // namespace

@@ -146,6 +146,37 @@ TEST(KvCachePrefix, AReservationEvictsTheLeastRecentlyUsedIdleBlocks) {
   EXPECT_EQ(lookup(cache, b, 31).positions, 0);
 }
 
+// Speculative decoding's rejected drafts: truncating gives back the blocks past the kept
+// positions (a block another sequence holds stays with it) and never cuts into published ones.
+TEST(KvCachePrefix, TruncateLetsGoOfTheBlocksPastTheKeptPositionsOnly) {
+  KvCache cache(small_config(), 16 * 8, 2, 16);
+  const std::vector<int32_t> prompt = tokens_from(32, 1);
+  fill_and_publish(cache, 0, prompt);  // 2 published blocks
+  ASSERT_TRUE(cache.reserve(0, 32 + 20));  // drafts: 20 more positions, 2 more blocks
+  cache.set_length(0, 52);
+  EXPECT_EQ(cache.blocks_of(0), 4);
+  EXPECT_EQ(cache.free_blocks(), 4);
+  cache.truncate(0, 49);  // keeps 17 of the 20: still 4 blocks
+  EXPECT_EQ(cache.length(0), 49);
+  EXPECT_EQ(cache.blocks_of(0), 4);
+  cache.truncate(0, 33);  // 1 past the published blocks: 3 blocks
+  EXPECT_EQ(cache.blocks_of(0), 3);
+  EXPECT_EQ(cache.free_blocks(), 5);
+  EXPECT_THROW(cache.truncate(0, 34), std::out_of_range);  // beyond its length
+  EXPECT_THROW(cache.truncate(0, 31), std::out_of_range);  // inside a published block
+  cache.truncate(0, 32);
+  EXPECT_EQ(cache.blocks_of(0), 2);
+  EXPECT_EQ(cache.free_blocks(), 6);
+  // A sequence that attached the published blocks keeps them whatever the first one does.
+  const KvCache::PrefixHit hit = lookup(cache, prompt, 32);
+  ASSERT_EQ(hit.positions, 32);
+  cache.attach(1, hit);
+  cache.clear(0);
+  EXPECT_EQ(cache.blocks_of(1), 2);
+  EXPECT_EQ(cache.used_blocks(), 2);
+  EXPECT_EQ(cache.shared_blocks(1), 0);
+}
+
 TEST(KvCachePrefix, AttachingWhenOnlyTheCopiedBlockIsIdleTakesItOver) {
   KvCache cache(small_config(), 2 * 16, 2, 16);  // 2 blocks
   const std::vector<int32_t> a = tokens_from(32, 0);

@@ -50,7 +50,9 @@ TEST(ServerMetrics, ExpositionWithEngineGauges) {
                           .prefix_miss_tokens = 40, .prefix_evictions = 2,
                           .prefix_disk = {.blocks = 9, .bytes = 9000, .writes = 11, .reads = 6, .write_errors = 1,
                                           .dropped = 2, .read_errors = 3, .evictions = 4},
-                          .batch_sequences = {.bounds = {1, 2, 4}, .counts = {5, 0, 2, 1}, .sum = 19}};
+                          .batch_sequences = {.bounds = {1, 2, 4}, .counts = {5, 0, 2, 1}, .sum = 19},
+                          .decode_steps = 50, .generated_tokens = 80, .verify_steps = 20, .draft_tokens = 60,
+                          .accepted_tokens = 30};
   const std::string text = m.prometheus_text(e);
   expect_valid_exposition(text);
   for (const char* expected :
@@ -70,7 +72,10 @@ TEST(ServerMetrics, ExpositionWithEngineGauges) {
         "nanoserve_prefix_cache_disk_bytes 9000\n", "nanoserve_prefix_cache_disk_writes_total 11\n",
         "nanoserve_prefix_cache_disk_reads_total 6\n", "nanoserve_prefix_cache_disk_write_errors_total 1\n",
         "nanoserve_prefix_cache_disk_dropped_total 2\n", "nanoserve_prefix_cache_disk_read_errors_total 3\n",
-        "nanoserve_prefix_cache_disk_evictions_total 4\n",
+        "nanoserve_prefix_cache_disk_evictions_total 4\n", "# TYPE nanoserve_decode_steps_total counter\n",
+        "nanoserve_decode_steps_total 50\n", "nanoserve_decode_step_tokens_total 80\n",
+        "nanoserve_spec_verify_steps_total 20\n", "nanoserve_spec_draft_tokens_total 60\n",
+        "nanoserve_spec_accepted_tokens_total 30\n",
         "nanoserve_batch_size_sequences_bucket{le=\"1\"} 5\nnanoserve_batch_size_sequences_bucket{le=\"2\"} 5\n"
         "nanoserve_batch_size_sequences_bucket{le=\"4\"} 7\nnanoserve_batch_size_sequences_bucket{le=\"+Inf\"} 8\n"
         "nanoserve_batch_size_sequences_sum 19\nnanoserve_batch_size_sequences_count 8\n"})

@@ -32,6 +32,12 @@ engine::RequestStats some_stats() {
   s.kv_blocks = 3;
   s.kv_peak_bytes = 3 << 16;
   s.cached_tokens = 4;
+  s.decode_steps = 4;
+  s.verify_steps = 1;
+  s.draft_tokens = 3;
+  s.accepted_tokens = 1;
+  s.drafted_at = {1, 1, 1};
+  s.accepted_at = {1, 0, 0};
   return s;
 }
 
@@ -49,7 +55,9 @@ TEST(ResponseJson, ChatCompletionHasOpenAisFieldsAndTheEngineClock) {
                               {"prompt_tokens_details", {{"cached_tokens", 4}}}}));
   EXPECT_EQ(r["nanoserve"], json({{"cached_tokens", 4}, {"queue_ms", 0.5}, {"ttft_ms", 12.5}, {"prefill_tok_s", 560.0},
                                   {"decode_tok_s", 80.0}, {"peak_memory_bytes", 1 << 20}, {"kv_blocks", 3},
-                                  {"kv_peak_bytes", 3 << 16}}));
+                                  {"kv_peak_bytes", 3 << 16}, {"decode_steps", 4}, {"tokens_per_step", 1.25},
+                                  {"draft_tokens", 3}, {"accepted_tokens", 1}, {"verify_steps", 1},
+                                  {"drafted_at", {1, 1, 1}}, {"accepted_at", {1, 0, 0}}}));
 }
 
 TEST(ResponseJson, TextCompletion) {

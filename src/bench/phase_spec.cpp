@@ -1,0 +1,261 @@
+// spec: speculative decoding. Rows per part, each with its `case` (and `spec`: off, lookup or
+// draft, the server's --spec):
+//   step            (kind "step") one forward step of 1..spec_rows rows of one sequence after
+//                   spec_prompt positions, on the main model, in-process: what a verify step of
+//                   k draft tokens (k + 1 rows) costs beside a decode step (1 row);
+//   continue        pycoder-f32 continuing spec_files Python files (spec_prompt tokens from the
+//                   file's first definition on, spec_max_tokens greedy tokens), one stream, with
+//                   spec off, lookup and draft (pycoder-q4_k_m drafting), the three servers side
+//                   by side, their order turned around from one file to the next;
+//   streams         `streams` of those continuations at once, off, lookup and draft, per round;
+//   random          the main model (random weights: nothing to guess), one stream, spec off
+//                   and lookup in spec_pairs ABBA pairs;
+//   random_streams  `streams` streams at once on the main model, off and lookup, ABBA rounds.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "bench/interrupt.h"
+#include "bench/phases.h"
+#include "bench/stream_round.h"
+#include "gguf/file.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nanoserve::bench {
+namespace {
+
+constexpr int kSeedPhase = 7;
+constexpr int kStepRepeatsPerRepeat = 5;  // timed steps per row count and suite repeat
+
+// The files continued: modules of the standard library, code of many styles.
+const std::vector<std::string> kSourceFiles = {"argparse.py", "csv.py",     "dataclasses.py", "functools.py",
+                                               "heapq.py",    "textwrap.py", "pathlib.py",     "configparser.py",
+                                               "shlex.py",    "tokenize.py", "enum.py",        "fractions.py"};
+
+std::string pycoder_file(const SuiteOptions& o, const char* type) {
+  return (std::filesystem::path(o.spec_model_dir) / (std::string("pycoder-") + type + ".gguf")).string();
+}
+
+int step_units(const SuiteOptions& o) { return o.spec_rows * o.repeats * kStepRepeatsPerRepeat / 4; }
+double continue_units(const SuiteOptions& o) {
+  return 3 * kServerStartUnits + 3.0 * o.spec_files * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
+}
+double streams_units(const SuiteOptions& o) {
+  return 3.0 * o.repeats * o.streams * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
+}
+double random_units(const SuiteOptions& o) {
+  return 2 * kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
+}
+double planned(const SuiteOptions& o) {
+  return step_units(o) + continue_units(o) + streams_units(o) + random_units(o);
+}
+
+// Matrix elements a row multiplies (2 flops each): every layer's projections and the output.
+int64_t matrix_elements(const model::ModelConfig& c) {
+  const int64_t e = c.n_embd, q = c.q_dim(), kv = c.kv_dim(), ff = c.n_ff;
+  return c.n_layer * (e * (q + 2 * kv) + q * e + 3 * e * ff) + int64_t{c.n_vocab} * e;
+}
+
+// (a) A forward step of r rows of one sequence after `context` positions, for r = 1..spec_rows,
+// the row counts interleaved within each repeat; the rows are dropped again after each step.
+void steps(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const BenchModel& bench_model) {
+  const SuiteOptions& o = env.options();
+  model::Model model(bench_model.path, {.threads = env.threads()});
+  const int64_t context = o.spec_prompt;
+  model::KvCache cache(model.config(), context + o.spec_rows, 1);
+  const std::vector<int32_t> prompt = random_prompt(bench_model, static_cast<int>(context), prompt_seed({kSeedPhase, 0}));
+  const std::vector<int32_t> drafts = random_prompt(bench_model, o.spec_rows, prompt_seed({kSeedPhase, 1}));
+  model::Batch batch;
+  model::Logits logits;
+  for (int64_t p = 0; p < context; p += 512) {
+    batch.clear();
+    for (int64_t i = p; i < std::min(context, p + 512); ++i) batch.add(0, i, prompt[static_cast<size_t>(i)], false);
+    model.forward(batch, cache, logits);
+  }
+  const nlohmann::ordered_json extra = {{"case", "step"},
+                                        {"context_tokens", context},
+                                        {"weight_bytes_per_token", bench_model.weight_bytes_per_token},
+                                        {"matrix_elements", matrix_elements(model.config())}};
+  const int repeats = o.repeats * kStepRepeatsPerRepeat;
+  for (int rep = -1; rep < repeats && !interrupted(); ++rep) {  // -1: a warm-up round, not written
+    for (int r = 1; r <= o.spec_rows; ++r) {
+      batch.clear();
+      for (int i = 0; i < r; ++i) batch.add(0, context + i, drafts[static_cast<size_t>(i)], true);
+      const auto start = std::chrono::steady_clock::now();
+      model.forward(batch, cache, logits);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      cache.truncate(0, context);
+      if (rep < 0) continue;
+      nlohmann::ordered_json row_extra = extra;
+      row_extra["repeat"] = rep;
+      rows.write(step_row(rc, row_extra, r, ms));
+    }
+    if (rep >= 0) env.progress().advance(static_cast<double>(step_units(o)) / repeats, "spec: step cost by rows");
+  }
+}
+
+// The prompt from one Python file: spec_prompt tokens from its first top-level definition on
+// (a module's license and docstring are prose).
+std::vector<int32_t> source_prompt(const tokenizer::Tokenizer& tok, const std::string& path, int tokens) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string source = text.str();
+  for (const char* start : {"\ndef ", "\nclass "})
+    if (const size_t at = source.find(start); at != std::string::npos) {
+      source = source.substr(at + 1);
+      break;
+    }
+  std::vector<int32_t> ids = tok.encode(source, false);
+  if (static_cast<int>(ids.size()) < tokens)
+    throw std::runtime_error(path + " has fewer than " + std::to_string(tokens) + " tokens of code");
+  ids.resize(static_cast<size_t>(tokens));
+  return ids;
+}
+
+struct SpecServer {
+  std::string spec;
+  std::unique_ptr<Target> target;
+};
+
+std::vector<std::string> serve_args(SuiteEnv& env, const std::string& model, int64_t context, const std::string& spec,
+                                    const std::string& draft_model) {
+  std::vector<std::string> args = {"--model", model, "--threads", std::to_string(env.threads()), "--ctx",
+                                   std::to_string(context), "--parallel", std::to_string(env.options().streams),
+                                   "--max-queue", std::to_string(env.options().streams + 8), "--spec", spec,
+                                   "--prefix-cache", "off"};  // every request computes its prompt
+  if (spec == "draft") args.insert(args.end(), {"--draft-model", draft_model});
+  return args;
+}
+
+void write(RowWriter& rows, const RowContext& rc, const std::string& case_name, const std::string& spec, int repeat,
+           const BenchRequest& request, const StreamRecord& record, nlohmann::ordered_json extra = {}) {
+  extra["case"] = case_name;
+  extra["spec"] = spec;
+  extra["repeat"] = repeat;
+  rows.write(request_row(rc, extra, request, record));
+}
+
+StreamRecord measure_fresh(Target& target, const BenchRequest& request) {
+  StreamClient client = target.client();
+  client.get("/health");
+  return measure_served(target, client, request);
+}
+
+// One round of `requests` at once on a server, its rows written.
+void round_of(RowWriter& rows, const RowContext& rc, const std::string& case_name, SpecServer& server, int round,
+              const std::vector<BenchRequest>& requests) {
+  const std::vector<StreamResult> results = run_round(*server.target, requests);
+  for (size_t s = 0; s < results.size(); ++s)
+    write(rows, rc, case_name, server.spec, round, requests[s], results[s].record,
+          {{"round", round}, {"stream", s}, {"start_offset_us", results[s].start_offset_us}});
+}
+
+// (b) pycoder continuing Python source, one stream and `streams` at once, per drafter.
+void continuations(SuiteEnv& env, RowWriter& rows) {
+  const SuiteOptions& o = env.options();
+  const std::string target_path = pycoder_file(o, "f32"), draft_path = pycoder_file(o, "q4_k_m");
+  const BenchModel& model = env.file_model(target_path);
+  const RowContext rc = env.row_context("spec", "batch", "served", &model);
+  const tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_gguf(gguf::File::open(target_path).metadata());
+  std::vector<BenchRequest> requests;
+  for (int f = 0; f < o.spec_files; ++f) {
+    const std::string file = kSourceFiles[static_cast<size_t>(f) % kSourceFiles.size()];
+    BenchRequest r;
+    r.prompt = source_prompt(tok, (std::filesystem::path(o.spec_source_dir) / file).string(), o.spec_prompt);
+    r.max_tokens = o.spec_max_tokens;
+    r.banned = model.silent_tokens;
+    requests.push_back(std::move(r));
+  }
+  const int64_t context = o.spec_prompt + o.spec_max_tokens + 16;
+  std::vector<SpecServer> servers;
+  for (const std::string spec : {"off", "lookup", "draft"}) {
+    servers.push_back({spec, std::make_unique<Target>(env, serve_args(env, target_path, context, spec, draft_path))});
+    measure_fresh(*servers.back().target, requests.front());  // warm-up
+    env.progress().advance(kServerStartUnits, "spec: pycoder servers");
+  }
+  for (int f = 0; f < o.spec_files && !interrupted(); ++f) {
+    for (size_t k = 0; k < servers.size(); ++k) {
+      SpecServer& s = servers[f % 2 == 0 ? k : servers.size() - 1 - k];
+      const BenchRequest& r = requests[static_cast<size_t>(f)];
+      write(rows, rc, "continue", s.spec, f, r, measure_fresh(*s.target, r),
+            {{"file", kSourceFiles[static_cast<size_t>(f) % kSourceFiles.size()]}});
+    }
+    env.progress().advance((continue_units(o) - 3 * kServerStartUnits) / o.spec_files, "spec: pycoder continuation");
+  }
+  for (int round = 0; round < o.repeats && !interrupted(); ++round) {
+    std::vector<BenchRequest> batch;
+    for (int s = 0; s < o.streams; ++s) batch.push_back(requests[static_cast<size_t>((round + s) % o.spec_files)]);
+    for (size_t k = 0; k < servers.size(); ++k)
+      round_of(rows, rc, "streams", servers[round % 2 == 0 ? k : servers.size() - 1 - k], round, batch);
+    env.progress().advance(streams_units(o) / o.repeats, "spec: pycoder, streams at once");
+  }
+}
+
+// (c) The main model, where nothing repeats: speculation must cost nothing.
+void random_weights(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const BenchModel& model) {
+  const SuiteOptions& o = env.options();
+  const int max_tokens = std::max(16, o.spec_max_tokens / 4);
+  const int64_t context = 128 + max_tokens + 16;
+  std::vector<SpecServer> servers;
+  for (const std::string spec : {"off", "lookup"}) {
+    servers.push_back({spec, std::make_unique<Target>(env, serve_args(env, model.path, context, spec, ""))});
+    measure_fresh(*servers.back().target, bench_request(model, 16, 8, prompt_seed({kSeedPhase, 2})));
+    env.progress().advance(kServerStartUnits, "spec: random-weight servers");
+  }
+  const double pair_units = (random_units(o) - 2 * kServerStartUnits) / o.spec_pairs;
+  for (int pair = 0; pair < o.spec_pairs && !interrupted(); ++pair) {
+    // A B B A: off, lookup, lookup, off (then the other way round in the next pair).
+    const std::vector<size_t> order = pair % 2 == 0 ? std::vector<size_t>{0, 1, 1, 0} : std::vector<size_t>{1, 0, 0, 1};
+    for (size_t i = 0; i < order.size(); ++i) {
+      SpecServer& s = servers[order[i]];
+      const BenchRequest r = bench_request(model, 128, max_tokens, prompt_seed({kSeedPhase, 3, pair, static_cast<int>(i)}));
+      write(rows, rc, "random", s.spec, pair, r, measure_fresh(*s.target, r), {{"position", i}});
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+      std::vector<BenchRequest> batch;
+      for (int st = 0; st < o.streams; ++st)
+        batch.push_back(bench_request(model, 128, max_tokens, prompt_seed({kSeedPhase, 4, pair, static_cast<int>(i), st})));
+      round_of(rows, rc, "random_streams", servers[order[i]], pair * 4 + static_cast<int>(i), batch);
+    }
+    env.progress().advance(pair_units, fmt::format("spec: random weights, pair {}/{}", pair + 1, o.spec_pairs));
+  }
+}
+
+void run(SuiteEnv& env, RowWriter& rows) {
+  const SuiteOptions& o = env.options();
+  if (env.external()) {
+    env.progress().message("  spec: skipped (with --url the suite starts no server, and the step cost is in-process)");
+    env.progress().advance(planned(o), "");
+    return;
+  }
+  const BenchModel& model = env.main_model();
+  const RowContext in_process = env.row_context("spec", "batch", "in-process", &model);
+  run_planned_part(env, rows, in_process, {{"case", "step"}}, "spec, step cost by rows", step_units(o),
+                   [&] { steps(env, rows, in_process, model); });
+  if (interrupted()) return;
+  const RowContext pycoder_rc = env.row_context("spec", "batch", "served", nullptr);
+  run_planned_part(env, rows, pycoder_rc, {{"case", "continue"}}, "spec, pycoder continuation",
+                   continue_units(o) + streams_units(o), [&] { continuations(env, rows); });
+  if (interrupted()) return;
+  const RowContext served = env.row_context("spec", "batch", "served", &model);
+  run_planned_part(env, rows, served, {{"case", "random"}}, "spec, random weights", random_units(o),
+                   [&] { random_weights(env, rows, served, model); });
+}
+
+}  // namespace
+
+Phase spec_phase() {
+  return {"spec",
+          "speculative decoding: a step's cost by rows; pycoder continuing Python with speculation off, lookup "
+          "and a draft model; streams at once; random weights, where it must cost nothing",
+          planned, run};
+}
+
+}  // namespace nanoserve::bench

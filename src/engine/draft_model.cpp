@@ -1,0 +1,123 @@
+#include "engine/draft_model.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "engine/defaults.h"
+
+namespace nanoserve::engine {
+namespace {
+
+constexpr const char* kTokensKey = "tokenizer.ggml.tokens";
+
+int32_t argmax(std::span<const float> logits) {
+  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+// Positions rounded up to whole blocks: the pool then holds every slot's whole context at once.
+int64_t whole_blocks(int64_t positions) {
+  const int64_t block = model::KvCache::kDefaultBlockSize;
+  return (positions + block - 1) / block * block;
+}
+
+}  // namespace
+
+void check_same_vocabulary(const gguf::File& target, const gguf::File& draft) {
+  const std::vector<std::string> a = target.metadata().get_strings(kTokensKey);
+  const std::vector<std::string> b = draft.metadata().get_strings(kTokensKey);
+  if (a.size() != b.size())
+    throw std::invalid_argument("the draft model's vocabulary has " + std::to_string(b.size()) +
+                                " tokens, the model's " + std::to_string(a.size()) +
+                                ": a draft model must share the model's vocabulary");
+  const auto diff = std::mismatch(a.begin(), a.end(), b.begin());
+  if (diff.first != a.end())
+    throw std::invalid_argument("the draft model's token " + std::to_string(diff.first - a.begin()) + " is \"" +
+                                *diff.second + "\", the model's \"" + *diff.first +
+                                "\": a draft model must share the model's vocabulary");
+}
+
+DraftModel::DraftModel(const DraftModelOptions& options, const model::Model& target)
+    : model_(options.path, {.threads = options.threads}),
+      cache_(model_.config(), options.n_seq * whole_blocks(options.context_size + options.draft_max), options.n_seq),
+      context_size_(options.context_size + options.draft_max),
+      fed_(static_cast<size_t>(options.n_seq)) {
+  check_same_vocabulary(target.file(), model_.file());
+  if (model_.config().n_vocab != target.config().n_vocab)
+    throw std::invalid_argument("the draft model's output has " + std::to_string(model_.config().n_vocab) +
+                                " logits, the model's " + std::to_string(target.config().n_vocab));
+}
+
+int64_t DraftModel::available(std::span<const int32_t> tokens, int64_t max) const {
+  return std::max<int64_t>(0, std::min(max, context_size_ - static_cast<int64_t>(tokens.size())));
+}
+
+void DraftModel::propose(std::span<const DraftAsk> asks) {
+  for (const DraftAsk& ask : asks) ask.out->clear();
+  if (asks.empty()) return;
+  catch_up(asks);
+  // logits_ holds a row per ask, in order: each round drafts a token per ask from its row, then
+  // feeds the tokens of those that want more.
+  std::vector<size_t> active(asks.size());
+  for (size_t i = 0; i < asks.size(); ++i) active[i] = i;
+  while (!active.empty()) {
+    std::vector<size_t> more;
+    batch_.clear();
+    for (size_t r = 0; r < active.size(); ++r) {
+      const DraftAsk& ask = asks[active[r]];
+      const int32_t token = argmax(logits_.row(r));
+      ask.out->push_back(token);
+      if (static_cast<int64_t>(ask.out->size()) >= ask.max) continue;
+      std::vector<int32_t>& fed = fed_[static_cast<size_t>(ask.slot)];
+      batch_.add(ask.slot, static_cast<int64_t>(fed.size()), token, true);
+      fed.push_back(token);
+      more.push_back(active[r]);
+    }
+    if (!more.empty()) forward();
+    active = std::move(more);
+  }
+}
+
+void DraftModel::catch_up(std::span<const DraftAsk> asks) {
+  // What each slot's cache keeps: the longest prefix of its tokens the sequence begins with,
+  // short of the last token (whose logits are wanted).
+  std::vector<size_t> next(asks.size());
+  for (size_t i = 0; i < asks.size(); ++i) {
+    std::vector<int32_t>& fed = fed_[static_cast<size_t>(asks[i].slot)];
+    const size_t limit = std::min(fed.size(), asks[i].tokens.size() - 1);
+    const size_t keep = static_cast<size_t>(
+        std::mismatch(fed.begin(), fed.begin() + static_cast<std::ptrdiff_t>(limit), asks[i].tokens.begin()).first -
+        fed.begin());
+    cache_.truncate(asks[i].slot, static_cast<int64_t>(keep));
+    fed.resize(keep);
+    next[i] = keep;
+  }
+  // Chunks of at most kDefaultStepTokens rows, the asks in order; the last chunk ends with
+  // every ask's last token, in ask order, so that logits_ has a row per ask.
+  for (;;) {
+    batch_.clear();
+    bool last_rows = true;
+    for (size_t i = 0; i < asks.size(); ++i) {
+      const std::span<const int32_t> tokens = asks[i].tokens;
+      while (next[i] + 1 < tokens.size() && static_cast<int64_t>(batch_.size()) < kDefaultStepTokens) {
+        batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), tokens[next[i]], false);
+        fed_[static_cast<size_t>(asks[i].slot)].push_back(tokens[next[i]]);
+        ++next[i];
+      }
+      last_rows = last_rows && next[i] + 1 == tokens.size();
+    }
+    if (last_rows) break;
+    forward();
+  }
+  // The last tokens: rows of different sequences may interleave, so they join the batch as it is.
+  for (size_t i = 0; i < asks.size(); ++i) {
+    const int32_t token = asks[i].tokens.back();
+    batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), token, true);
+    fed_[static_cast<size_t>(asks[i].slot)].push_back(token);
+  }
+  forward();
+}
+
+void DraftModel::forward() { model_.forward(batch_, cache_, logits_); }
+
+}  // namespace nanoserve::engine

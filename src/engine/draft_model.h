@@ -1,0 +1,58 @@
+// A draft model (a drafter, engine/drafter.h): a smaller model of the same vocabulary guesses
+// the target's next tokens, greedily. It runs on the same forward pass as the target, with a
+// KV pool of its own (a slot per engine slot), and computes the drafts of every sequence of a
+// step together: a catch-up pass over the tokens its cache lacks (a new prompt, the tokens the
+// target chose last step), then one row per sequence per draft token.
+//
+// Its cache follows each slot's tokens by itself: before drafting, the slot keeps the longest
+// prefix of its cached tokens that the sequence still begins with (rejected drafts and another
+// request's tokens fall away), so the engine tells it nothing else.
+//
+// Greedy drafts are exact for sampled requests too: the engine keeps a draft token only where
+// the target's own choice (sampled as in plain decoding) equals it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/drafter.h"
+#include "model/batch.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace nanoserve::engine {
+
+struct DraftModelOptions {
+  std::string path;           // GGUF file
+  int threads = 0;            // as the target's
+  int n_seq = 1;              // the engine's slots
+  int64_t context_size = 0;   // positions one sequence may reach (the target's context)
+  int64_t draft_max = 8;      // tokens one sequence is asked for at most
+};
+
+class DraftModel final : public Drafter {
+ public:
+  // Loads the model; throws std::invalid_argument when its vocabulary is not the target's
+  // (another size, or a token spelled differently), naming the first difference.
+  DraftModel(const DraftModelOptions& options, const model::Model& target);
+
+  int64_t available(std::span<const int32_t> tokens, int64_t max) const override;
+  void propose(std::span<const DraftAsk> asks) override;
+
+ private:
+  void catch_up(std::span<const DraftAsk> asks);  // feeds each slot's missing tokens; logits for the last
+  void forward();                                  // batch_ into logits_
+
+  model::Model model_;
+  model::KvCache cache_;
+  const int64_t context_size_;
+  std::vector<std::vector<int32_t>> fed_;  // per slot: the tokens its cache holds
+  model::Batch batch_;
+  model::Logits logits_;
+};
+
+// Throws std::invalid_argument when the two files' vocabularies differ (for the draft model).
+void check_same_vocabulary(const gguf::File& target, const gguf::File& draft);
+
+}  // namespace nanoserve::engine

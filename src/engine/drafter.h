@@ -1,0 +1,36 @@
+// Speculative decoding's guessers. A drafter proposes the tokens that may follow a sequence;
+// the batch engine checks them all in one forward step of the target model (a verify step: k
+// draft tokens are k + 1 rows beside everyone else's rows) and keeps the longest run the model
+// agrees with, plus the model's own next token. A guess costs a row, not a read of the weights,
+// so a right guess is a token without a step of its own (engine/draft_policy.h decides how many
+// rows a guess is worth).
+//
+// Two drafters: prompt lookup (engine/prompt_lookup.h: the sequence's own text, repeated) and a
+// small draft model of the same vocabulary (engine/draft_model.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace nanoserve::engine {
+
+// One sequence's question to a drafter in one step.
+struct DraftAsk {
+  int slot = 0;                     // the sequence's slot in the engine (a drafter may keep state per slot)
+  std::span<const int32_t> tokens;  // prompt, then every token generated so far
+  int64_t max = 0;                  // tokens to propose at most
+  std::vector<int32_t>* out = nullptr;  // the proposal (replaced; may be shorter than max, or empty)
+};
+
+class Drafter {
+ public:
+  virtual ~Drafter() = default;
+  // How many tokens propose() could give this sequence now, at most `max` (cheap: the engine
+  // asks before it decides how many to take).
+  virtual int64_t available(std::span<const int32_t> tokens, int64_t max) const = 0;
+  // Proposes for every ask at once (a draft model computes them in one batched pass).
+  virtual void propose(std::span<const DraftAsk> asks) = 0;
+};
+
+}  // namespace nanoserve::engine
