@@ -95,7 +95,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       drafter_(make_drafter(options, model_, context_size_)),
       draft_max_(options.draft_max),
       draft_always_(options.draft_always),
-      draft_policy_(options.parallel, options.step_tokens),
+      draft_policy_(options.parallel, options.parallel * (options.draft_max + 1), options.draft_max),
       batch_sequences_{.bounds = batch_size_bounds(), .counts = std::vector<uint64_t>(batch_size_bounds().size() + 1),
                        .sum = 0},
       worker_([this] { serve(); }) {
@@ -261,9 +261,11 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
     Sequence& seq = *running_[who[k]];
     asks.push_back({.slot = seq.slot, .tokens = seq.tokens, .max = lengths[k], .out = &seq.draft});
   }
+  if (asks.empty()) return;
   const auto started = std::chrono::steady_clock::now();
-  drafter_->propose(asks);
-  draft_seconds_ = seconds_since(started);
+  const double prompt_seconds = drafter_->propose(asks);
+  draft_policy_.record_drafting(*std::max_element(lengths.begin(), lengths.end()),
+                                seconds_since(started) - prompt_seconds);
   for (size_t k = 0; k < candidates.size(); ++k) {
     Sequence& seq = *running_[who[k]];
     if (static_cast<int64_t>(seq.draft.size()) > lengths[k]) seq.draft.resize(static_cast<size_t>(lengths[k]));
@@ -305,8 +307,7 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
     for (Sequence* seq : stepping) seq->generation->fail(e.what());  // each gives its blocks back
     return;
   }
-  draft_policy_.record_step(static_cast<int64_t>(batch_.size()), seconds_since(started) + draft_seconds_);
-  draft_seconds_ = 0;
+  draft_policy_.record_step(static_cast<int64_t>(batch_.size()), seconds_since(started));
 
   // Tokens are chosen, rejected drafts dropped from the cache and whole blocks published before
   // any token is emitted: a sequence whose text ends here lets go of its blocks at its final event.

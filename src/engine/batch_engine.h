@@ -145,7 +145,6 @@ class BatchEngine final : public Engine {
   const int64_t draft_max_;
   const bool draft_always_;
   DraftPolicy draft_policy_;
-  double draft_seconds_ = 0;  // this step's drafting, counted in its time
 
   // Owned by the scheduler thread.
   std::vector<SequencePtr> running_;

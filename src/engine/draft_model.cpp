@@ -1,6 +1,7 @@
 #include "engine/draft_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -52,10 +53,10 @@ int64_t DraftModel::available(std::span<const int32_t> tokens, int64_t max) cons
   return std::max<int64_t>(0, std::min(max, context_size_ - static_cast<int64_t>(tokens.size())));
 }
 
-void DraftModel::propose(std::span<const DraftAsk> asks) {
+double DraftModel::propose(std::span<const DraftAsk> asks) {
   for (const DraftAsk& ask : asks) ask.out->clear();
-  if (asks.empty()) return;
-  catch_up(asks);
+  if (asks.empty()) return 0;
+  const double prompt_seconds = catch_up(asks);
   // logits_ holds a row per ask, in order: each round drafts a token per ask from its row, then
   // feeds the tokens of those that want more.
   std::vector<size_t> active(asks.size());
@@ -76,12 +77,14 @@ void DraftModel::propose(std::span<const DraftAsk> asks) {
     if (!more.empty()) forward();
     active = std::move(more);
   }
+  return prompt_seconds;
 }
 
-void DraftModel::catch_up(std::span<const DraftAsk> asks) {
+double DraftModel::catch_up(std::span<const DraftAsk> asks) {
   // What each slot's cache keeps: the longest prefix of its tokens the sequence begins with,
   // short of the last token (whose logits are wanted).
   std::vector<size_t> next(asks.size());
+  size_t missing = 0;
   for (size_t i = 0; i < asks.size(); ++i) {
     std::vector<int32_t>& fed = fed_[static_cast<size_t>(asks[i].slot)];
     const size_t limit = std::min(fed.size(), asks[i].tokens.size() - 1);
@@ -91,31 +94,39 @@ void DraftModel::catch_up(std::span<const DraftAsk> asks) {
     cache_.truncate(asks[i].slot, static_cast<int64_t>(keep));
     fed.resize(keep);
     next[i] = keep;
+    missing += asks[i].tokens.size() - 1 - keep;
   }
-  // Chunks of at most kDefaultStepTokens rows, the asks in order; the last chunk ends with
-  // every ask's last token, in ask order, so that logits_ has a row per ask.
-  for (;;) {
+  // A prompt's worth goes first, in passes of at most kDefaultStepTokens rows (timed apart);
+  // a few tokens (what the model chose last step) join the pass of the last tokens.
+  const auto started = std::chrono::steady_clock::now();
+  const bool prompt = missing > kPromptRows;
+  while (prompt) {
     batch_.clear();
-    bool last_rows = true;
-    for (size_t i = 0; i < asks.size(); ++i) {
-      const std::span<const int32_t> tokens = asks[i].tokens;
-      while (next[i] + 1 < tokens.size() && static_cast<int64_t>(batch_.size()) < kDefaultStepTokens) {
-        batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), tokens[next[i]], false);
-        fed_[static_cast<size_t>(asks[i].slot)].push_back(tokens[next[i]]);
-        ++next[i];
+    for (size_t i = 0; i < asks.size(); ++i)
+      for (; next[i] + 1 < asks[i].tokens.size() && static_cast<int64_t>(batch_.size()) < kDefaultStepTokens; ++next[i]) {
+        batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), asks[i].tokens[next[i]], false);
+        fed_[static_cast<size_t>(asks[i].slot)].push_back(asks[i].tokens[next[i]]);
       }
-      last_rows = last_rows && next[i] + 1 == tokens.size();
-    }
-    if (last_rows) break;
+    if (batch_.size() == 0) break;
     forward();
   }
-  // The last tokens: rows of different sequences may interleave, so they join the batch as it is.
+  const double prompt_seconds =
+      prompt ? std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() : 0;
+  // The rest, then the last tokens in ask order, so that logits_ has a row per ask (rows of
+  // different sequences may interleave).
+  batch_.clear();
+  for (size_t i = 0; i < asks.size(); ++i)
+    for (; next[i] + 1 < asks[i].tokens.size(); ++next[i]) {
+      batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), asks[i].tokens[next[i]], false);
+      fed_[static_cast<size_t>(asks[i].slot)].push_back(asks[i].tokens[next[i]]);
+    }
   for (size_t i = 0; i < asks.size(); ++i) {
     const int32_t token = asks[i].tokens.back();
     batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), token, true);
     fed_[static_cast<size_t>(asks[i].slot)].push_back(token);
   }
   forward();
+  return prompt_seconds;
 }
 
 void DraftModel::forward() { model_.forward(batch_, cache_, logits_); }

@@ -38,11 +38,15 @@ class DraftModel final : public Drafter {
   DraftModel(const DraftModelOptions& options, const model::Model& target);
 
   int64_t available(std::span<const int32_t> tokens, int64_t max) const override;
-  void propose(std::span<const DraftAsk> asks) override;
+  double propose(std::span<const DraftAsk> asks) override;
 
  private:
-  void catch_up(std::span<const DraftAsk> asks);  // feeds each slot's missing tokens; logits for the last
-  void forward();                                  // batch_ into logits_
+  // Feeds each slot's missing tokens, logits for the last; returns the seconds spent on a
+  // prompt's worth of them (more than kPromptRows in all, fed in passes of their own).
+  double catch_up(std::span<const DraftAsk> asks);
+  void forward();  // batch_ into logits_
+
+  static constexpr size_t kPromptRows = 16;
 
   model::Model model_;
   model::KvCache cache_;

@@ -7,29 +7,32 @@
 namespace nanoserve::engine {
 namespace {
 
-constexpr double kTimeWeight = 0.2;      // a new step time's weight in its row count's average
+constexpr double kForget = 0.98;         // a step's weight in the line, per newer step (about 50 steps' memory)
 constexpr double kMemory = 0.8;          // an older verify outcome's weight, per newer one
 constexpr int64_t kMaxPause = 256;       // steps
 
 }  // namespace
 
-StepTimes::StepTimes(int64_t max_rows) : mean_(static_cast<size_t>(std::max<int64_t>(1, max_rows)) + 1, 0.0) {}
-
 void StepTimes::record(int64_t rows, double seconds) {
-  if (rows < 1 || seconds <= 0) return;
-  const auto i = static_cast<size_t>(std::min<int64_t>(rows, static_cast<int64_t>(mean_.size()) - 1));
-  mean_[i] = mean_[i] == 0 ? seconds : mean_[i] + kTimeWeight * (seconds - mean_[i]);
+  if (rows < 1 || rows > max_rows_ || seconds <= 0) return;
+  const auto x = static_cast<double>(rows);
+  w_ = kForget * w_ + 1;
+  x_ = kForget * x_ + x;
+  xx_ = kForget * xx_ + x * x;
+  y_ = kForget * y_ + seconds;
+  xy_ = kForget * xy_ + x * seconds;
 }
 
-double StepTimes::predict(int64_t rows) const {
-  const auto last = std::min<int64_t>(rows, static_cast<int64_t>(mean_.size()) - 1);
-  double t = 0;
-  for (int64_t r = 1; r <= last; ++r) t = std::max(t, mean_[static_cast<size_t>(r)]);
-  return t;
+double StepTimes::per_row() const {
+  const double spread = w_ * xx_ - x_ * x_;  // w² × the variance of the row counts
+  if (w_ <= 0 || spread <= 1e-9 * w_ * w_) return 0;
+  return std::max(0.0, (w_ * xy_ - x_ * y_) / spread);
 }
 
-DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows)
-    : times_(max_rows), slots_(static_cast<size_t>(std::max(0, n_slots))) {}
+double StepTimes::fixed() const { return w_ > 0 ? std::max(0.0, (y_ - per_row() * x_) / w_) : 0; }
+
+DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft)
+    : times_(max_rows), drafting_(max_draft), slots_(static_cast<size_t>(std::max(0, n_slots))) {}
 
 void DraftPolicy::start(int slot) { slots_.at(static_cast<size_t>(slot)) = SlotState{}; }
 
@@ -48,53 +51,89 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
   if (accepted > 0) s.next_pause = 1;
 }
 
+double DraftPolicy::fill(int64_t longest, int64_t base_rows, double base_tokens, int64_t max_extra_rows,
+                         std::span<const Candidate> candidates, const std::vector<bool>& eligible,
+                         const std::vector<double>& accept, std::vector<int64_t>& drafts) const {
+  const size_t n = candidates.size();
+  double tokens = base_tokens;
+  std::vector<double> next_gain(n);  // the next draft token's expected tokens
+  for (size_t i = 0; i < n; ++i) {
+    double gain = accept[i];
+    for (int64_t k = 0; k < drafts[i]; ++k) tokens += gain, gain *= accept[i];
+    next_gain[i] = gain;
+  }
+  int64_t rows = base_rows, extra = 0;
+  for (int64_t d : drafts) rows += d, extra += d;
+  while (extra < max_extra_rows) {
+    size_t best = n;
+    for (size_t i = 0; i < n; ++i)
+      if (eligible[i] && drafts[i] < std::min(longest, candidates[i].available) &&
+          (best == n || next_gain[i] > next_gain[best]))
+        best = i;
+    if (best == n) break;
+    const double now = times_.predict(rows), then = times_.predict(rows + 1);
+    if (now > 0 && (tokens + next_gain[best]) * now <= tokens * then) break;  // its row does not pay
+    ++drafts[best];
+    ++rows;
+    ++extra;
+    tokens += next_gain[best];
+    next_gain[best] *= accept[best];
+  }
+  return tokens;
+}
+
 std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_tokens, int64_t max_extra_rows,
                                            std::span<const Candidate> candidates) {
-  std::vector<int64_t> drafts(candidates.size(), 0);
-  std::vector<double> next_gain(candidates.size(), 0.0), accept(candidates.size(), 0.0);
-  std::vector<bool> eligible(candidates.size(), false);
-  for (size_t i = 0; i < candidates.size(); ++i) {
+  const size_t n = candidates.size();
+  std::vector<double> accept(n, 0.0);
+  std::vector<bool> eligible(n, false);
+  std::vector<int64_t> forced(n, 0);  // exploring sequences draft all they are offered
+  int64_t forced_rows = 0, longest_offer = 0;
+  for (size_t i = 0; i < n; ++i) {
     SlotState& s = slots_.at(static_cast<size_t>(candidates[i].slot));
     if (candidates[i].available <= 0) continue;
     if (s.pause > 0) {
-      --s.pause;
-      if (s.pause == 0) s.accepted += kPrior, s.trials += 1;  // give drafting the benefit of the doubt again
+      if (--s.pause == 0) s.explore = true;  // try again
       continue;
     }
     eligible[i] = true;
     accept[i] = acceptance(candidates[i].slot);
-    next_gain[i] = accept[i];
-  }
-  double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
-  int64_t rows = std::max<int64_t>(1, base_rows);
-  double time = times_.predict(rows);
-  bool cost_stopped = false;  // the next draft was not worth its row (rather than no room or none left)
-  for (int64_t extra = 0; extra < max_extra_rows; ++extra) {
-    size_t best = candidates.size();
-    for (size_t i = 0; i < candidates.size(); ++i)
-      if (eligible[i] && drafts[i] < candidates[i].available &&
-          (best == candidates.size() || next_gain[i] > next_gain[best]))
-        best = i;
-    if (best == candidates.size()) break;
-    const double next_time = times_.predict(rows + 1);
-    // Worth it when tokens per second grow: (tokens + gain) / next_time > tokens / time.
-    if (time > 0 && (tokens + next_gain[best]) * time <= tokens * next_time) {
-      cost_stopped = true;
-      break;
+    longest_offer = std::max(longest_offer, candidates[i].available);
+    if (s.explore && forced_rows < max_extra_rows) {
+      s.explore = false;
+      forced[i] = std::min(candidates[i].available, max_extra_rows - forced_rows);
+      forced_rows += forced[i];
     }
-    tokens += next_gain[best];
-    next_gain[best] *= accept[best];
-    ++drafts[best];
-    ++rows;
-    time = next_time;
   }
-  for (size_t i = 0; i < candidates.size() && cost_stopped; ++i) {
-    if (!eligible[i] || drafts[i] > 0) continue;
-    SlotState& s = slots_[static_cast<size_t>(candidates[i].slot)];  // drafts do not pay now: pause
+  if (++steps_since_plain_ >= kPlainEvery && forced_rows == 0) {  // a step without drafts, to measure
+    steps_since_plain_ = 0;
+    return forced;
+  }
+  const int64_t rows = std::max<int64_t>(1, base_rows);
+  const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
+  // The longest draft K whose step gives the most tokens per second (K = 0: only the forced).
+  std::vector<int64_t> best = forced;
+  double best_rate = 0;
+  for (int64_t longest = 0; longest <= longest_offer; ++longest) {
+    std::vector<int64_t> drafts = forced;
+    const double expected = fill(longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
+    int64_t step_rows = rows, rounds = 0;
+    for (int64_t d : drafts) step_rows += d, rounds = std::max(rounds, d);
+    const double time = times_.predict(step_rows) + drafting_time(rounds);
+    const double rate = time > 0 ? expected / time : expected;  // nothing measured yet: the most tokens
+    if (longest == 0 || rate > best_rate) best_rate = rate, best = std::move(drafts);
+  }
+  // Those that get nothing though offered, and not for want of room: drafts do not pay them now.
+  int64_t given = 0;
+  for (int64_t d : best) given += d;
+  if (given == 0) steps_since_plain_ = 0;
+  for (size_t i = 0; i < n && given < max_extra_rows; ++i) {
+    if (!eligible[i] || best[i] > 0) continue;
+    SlotState& s = slots_[static_cast<size_t>(candidates[i].slot)];
     s.pause = s.next_pause;
     s.next_pause = std::min(kMaxPause, 2 * s.next_pause);
   }
-  return drafts;
+  return best;
 }
 
 }  // namespace nanoserve::engine

@@ -2,18 +2,26 @@
 // expected tokens per second, from two measurements, not constants.
 //
 // - The step's cost by its row count: a forward step reads the weights once whatever its rows,
-//   so on a memory-bound machine a few more rows cost little (measured by the step times
-//   themselves, an average per row count; a row count not measured yet costs what the nearest
-//   smaller one does, so that it gets measured).
+//   so on a memory-bound machine a few more rows cost little. The step times themselves give a
+//   line, time = fixed + per_row × rows (least squares over recent decode and verify steps,
+//   older ones weighing less); until steps of two row counts are measured, a row costs nothing
+//   (so that drafts get tried and measured). Every kPlainEvery-th step drafts nothing, so that
+//   the line keeps a point without drafts (a sequence that always drafts would otherwise leave
+//   only one row count to measure).
 // - Each sequence's acceptance: the chance that its next draft token is right, from its recent
 //   verify steps (a token is accepted only after every one before it was, so a draft of k adds
 //   a + a² + ... + a^k tokens on average).
 //
-// Drafts are handed out one token at a time to the sequence whose next one is most likely
-// accepted, while the expected tokens grow faster than the step's time. A sequence whose drafts
-// stop paying stops drafting and tries again after a pause that doubles each time it still does
-// not pay (and resets when a draft is accepted), so a text that never repeats costs a draft
-// row only now and then.
+// - Drafting's own cost by its rounds (a draft model runs one pass per draft token of the
+//   longest draft; prompt lookup costs next to nothing): a line too, over rounds.
+//
+// For each longest draft K (0, 1, 2, ...) drafts are handed out one token at a time to the
+// sequence whose next one is most likely accepted, while the expected tokens grow faster than
+// the step's time; the K whose step gives the most tokens per second, drafting included, wins. A new sequence first
+// drafts all its drafter offers once, to learn its acceptance. A sequence whose drafts stop
+// paying stops drafting and tries again (all it is offered, once) after a pause that doubles
+// each time it still does not pay (and resets when a draft is accepted), so a text that never
+// repeats costs a draft row only now and then.
 #pragma once
 
 #include <cstdint>
@@ -22,31 +30,43 @@
 
 namespace nanoserve::engine {
 
-// The average time of a forward step by its row count.
+// A forward step's time by its row count: the least-squares line through recent steps.
 class StepTimes {
  public:
-  explicit StepTimes(int64_t max_rows);
+  // Steps of more than `max_rows` rows (prefill) are not recorded: the line is for decode steps.
+  explicit StepTimes(int64_t max_rows) : max_rows_(max_rows) {}
   void record(int64_t rows, double seconds);
-  // Never less than a smaller row count's time; 0 before any step is measured.
-  double predict(int64_t rows) const;
+  // 0 before any step is measured; per_row() is 0 until two row counts are.
+  double predict(int64_t rows) const { return fixed() + per_row() * static_cast<double>(rows); }
+  double per_row() const;
 
  private:
-  std::vector<double> mean_;  // per row count; 0: not measured yet
+  double fixed() const;
+  int64_t max_rows_;
+  // Sums over the recorded steps, each weighing kForget times less per newer step: weight,
+  // rows, rows², time, rows × time.
+  double w_ = 0, x_ = 0, xx_ = 0, y_ = 0, xy_ = 0;
 };
 
 class DraftPolicy {
  public:
+  static constexpr int64_t kPlainEvery = 32;  // every so many steps, one without drafts
+
   struct Candidate {
     int slot = 0;
     int64_t available = 0;  // tokens its drafter could propose (the most it may get)
   };
 
-  DraftPolicy(int n_slots, int64_t max_rows);
+  // `max_rows`: the most rows a decode step has (every slot with its longest draft);
+  // `max_draft`: the longest draft.
+  DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft);
 
   // A new sequence in `slot`: acceptance back to the prior, no pause.
   void start(int slot);
   // A forward step of `rows` rows took `seconds`.
   void record_step(int64_t rows, double seconds) { times_.record(rows, seconds); }
+  // Drafting for a step, `rounds` tokens for its longest draft, took `seconds`.
+  void record_drafting(int64_t rounds, double seconds) { drafting_.record(rounds, seconds); }
   // A verify step of `slot` checked `drafted` tokens, `accepted` of them right.
   void record_verify(int slot, int64_t drafted, int64_t accepted);
   // Draft tokens for each candidate (in order) in a step that has `base_rows` rows and yields
@@ -64,9 +84,18 @@ class DraftPolicy {
     double accepted = kPrior, trials = 1;
     int64_t pause = 0;                // steps left without drafting
     int64_t next_pause = 1;           // the pause the next time drafts do not pay
+    bool explore = true;              // draft all that is offered next time (to measure acceptance)
   };
-  StepTimes times_;
+  // The drafts for each candidate with drafts of at most `longest` tokens (one at a time to the
+  // likeliest next token while its row pays for itself); returns the expected tokens.
+  double fill(int64_t longest, int64_t base_rows, double base_tokens, int64_t max_extra_rows,
+              std::span<const Candidate> candidates, const std::vector<bool>& eligible,
+              const std::vector<double>& accept, std::vector<int64_t>& drafts) const;
+  double drafting_time(int64_t rounds) const { return rounds > 0 ? drafting_.predict(rounds) : 0; }
+
+  StepTimes times_, drafting_;
   std::vector<SlotState> slots_;
+  int64_t steps_since_plain_ = 0;  // allocations since one that gave no drafts
 };
 
 }  // namespace nanoserve::engine

@@ -29,8 +29,10 @@ class Drafter {
   // How many tokens propose() could give this sequence now, at most `max` (cheap: the engine
   // asks before it decides how many to take).
   virtual int64_t available(std::span<const int32_t> tokens, int64_t max) const = 0;
-  // Proposes for every ask at once (a draft model computes them in one batched pass).
-  virtual void propose(std::span<const DraftAsk> asks) = 0;
+  // Proposes for every ask at once (a draft model computes them in one batched pass). Returns
+  // the seconds of it that went into taking in new prompts (a draft model's prefill): a cost of
+  // a request, once, rather than of the step (engine/draft_policy.h leaves it out).
+  virtual double propose(std::span<const DraftAsk> asks) = 0;
 };
 
 }  // namespace nanoserve::engine

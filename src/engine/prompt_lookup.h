@@ -21,7 +21,7 @@ class PromptLookup final : public Drafter {
   static constexpr int64_t kMinNgram = 2;  // a single repeated token predicts little
 
   int64_t available(std::span<const int32_t> tokens, int64_t max) const override;
-  void propose(std::span<const DraftAsk> asks) override;
+  double propose(std::span<const DraftAsk> asks) override;
 
   // The proposal for one sequence: up to max tokens (empty when no n-gram recurs).
   static std::vector<int32_t> lookup(std::span<const int32_t> tokens, int64_t max);

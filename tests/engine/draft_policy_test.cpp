@@ -22,36 +22,51 @@ void teach(DraftPolicy& p, double base, double per_row) {
   for (int64_t rows = 1; rows <= 64; ++rows) p.record_step(rows, base + per_row * static_cast<double>(rows));
 }
 
-TEST(StepTimes, AveragesPerRowCountAndNeverPredictsLessForMoreRows) {
+TEST(StepTimes, ALineThroughRecentStepsOfDecodeSize) {
   StepTimes t(16);
   EXPECT_EQ(t.predict(4), 0.0);  // nothing measured
+  for (int i = 0; i < 3; ++i) t.record(1, 0.010);
+  EXPECT_EQ(t.per_row(), 0.0);  // one row count: rows cost nothing yet
+  EXPECT_DOUBLE_EQ(t.predict(5), 0.010);
+  for (int64_t rows = 2; rows <= 8; ++rows) t.record(rows, 0.008 + 0.002 * static_cast<double>(rows));
   t.record(1, 0.010);
-  t.record(4, 0.008);  // noise: less than one row
-  EXPECT_DOUBLE_EQ(t.predict(1), 0.010);
-  EXPECT_DOUBLE_EQ(t.predict(3), 0.010);  // not measured: the nearest smaller count's
-  EXPECT_DOUBLE_EQ(t.predict(4), 0.010);
-  t.record(4, 0.020);
-  EXPECT_NEAR(t.predict(4), 0.008 + 0.2 * (0.020 - 0.008), 1e-12);
-  EXPECT_DOUBLE_EQ(t.predict(100), t.predict(16));  // beyond the largest count: the largest's
+  EXPECT_NEAR(t.per_row(), 0.002, 1e-9);
+  EXPECT_NEAR(t.predict(12), 0.032, 1e-9);
+  t.record(400, 10.0);  // a prefill step: not a decode step's size
+  EXPECT_NEAR(t.predict(12), 0.032, 1e-9);
+  // Recent steps weigh more: the line follows a machine that became slower.
+  for (int i = 0; i < 200; ++i)
+    for (int64_t rows = 1; rows <= 4; ++rows) t.record(rows, 0.020 + 0.001 * static_cast<double>(rows));
+  EXPECT_NEAR(t.predict(2), 0.022, 1e-4);
+}
+
+// Clears a new sequence's first, exploring draft (all it is offered).
+void explore(DraftPolicy& p, int slot) {
+  const std::vector<Candidate> c = {{.slot = slot, .available = 1}};
+  EXPECT_EQ(p.allocate(1, 1, 63, c)[0], 1);
 }
 
 TEST(DraftPolicy, DraftsAsFarAsPaysOnAMemoryBoundStepAndNotAtAllOnAComputeBoundOne) {
-  DraftPolicy cheap(2, 64);
+  DraftPolicy cheap(2, 64, 8);
   teach(cheap, 0.020, 0.0002);  // a row costs 1% of a step
   const std::vector<Candidate> c = {{.slot = 0, .available = 8}};
+  explore(cheap, 0);
   for (int i = 0; i < 3; ++i) cheap.record_verify(0, 8, 8);  // everything accepted lately
   EXPECT_GT(cheap.acceptance(0), 0.8);
   EXPECT_EQ(cheap.allocate(1, 1, 63, c), (std::vector<int64_t>{8}));
 
-  DraftPolicy dear(2, 64);
+  DraftPolicy dear(2, 64, 8);
   teach(dear, 0.0, 0.010);  // every row costs a whole step
+  explore(dear, 0);
   for (int i = 0; i < 3; ++i) dear.record_verify(0, 8, 8);
   EXPECT_EQ(dear.allocate(1, 1, 63, c), (std::vector<int64_t>{0}));
 }
 
 TEST(DraftPolicy, TheLikeliestSequenceGetsRowsFirstAndTheBudgetHolds) {
-  DraftPolicy p(3, 64);
+  DraftPolicy p(3, 64, 8);
   teach(p, 0.020, 0.001);  // 5% a row: worth it only for likely tokens
+  explore(p, 0);
+  explore(p, 1);
   for (int i = 0; i < 5; ++i) {
     p.record_verify(0, 4, 4);  // slot 0: always right
     p.record_verify(1, 4, 0);  // slot 1: always wrong
@@ -68,7 +83,7 @@ TEST(DraftPolicy, TheLikeliestSequenceGetsRowsFirstAndTheBudgetHolds) {
 }
 
 TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
-  DraftPolicy p(1, 64);
+  DraftPolicy p(1, 64, 8);
   teach(p, 0.020, 0.0006);  // 3% a row
   const std::vector<Candidate> c = {{.slot = 0, .available = 4}};
   int64_t drafting_steps = 0, steps = 0;
@@ -95,10 +110,53 @@ TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(p.allocate(1, 1, 63, c)[0], 4);
 }
 
-TEST(DraftPolicy, DraftsBeforeAnyStepIsMeasured) {
-  DraftPolicy p(1, 64);
+// A draft model's passes cost time of their own: on a step that a row hardly slows, drafts pay
+// while a pass is cheap beside the step, and not when a pass costs as much as the step.
+TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
+  const std::vector<Candidate> c = {{.slot = 0, .available = 8}, {.slot = 1, .available = 8}};
+  for (const auto& [pass, pays] : std::vector<std::pair<double, bool>>{{0.001, true}, {0.030, false}}) {
+    DraftPolicy p(2, 64, 8);
+    teach(p, 0.020, 0.0001);
+    for (int64_t rounds = 1; rounds <= 8; ++rounds) p.record_drafting(rounds, 0.0005 + pass * static_cast<double>(rounds));
+    explore(p, 0);
+    explore(p, 1);
+    for (int i = 0; i < 5; ++i) p.record_verify(0, 4, 3), p.record_verify(1, 4, 3);  // 0.75 accepted
+    const std::vector<int64_t> got = p.allocate(2, 2, 62, c);
+    EXPECT_EQ(sum(got) > 0, pays) << "a pass of " << pass << " s";
+    if (pays) {
+      EXPECT_GE(got[0], 2);
+    }
+  }
+}
+
+// A sequence that always drafts still leaves a step without drafts now and then, so that the
+// step's time without them stays measured.
+TEST(DraftPolicy, EveryFewStepsOneDraftsNothing) {
+  DraftPolicy p(1, 64, 8);
+  teach(p, 0.020, 0.0001);
+  explore(p, 0);
+  const std::vector<Candidate> c = {{.slot = 0, .available = 4}};
+  int plain = 0;
+  for (int step = 0; step < 4 * DraftPolicy::kPlainEvery; ++step) {
+    const int64_t n = p.allocate(1, 1, 63, c)[0];
+    if (n == 0) ++plain;
+    p.record_verify(0, n, n);
+  }
+  EXPECT_EQ(plain, 4);
+}
+
+TEST(DraftPolicy, ANewSequenceDraftsAllItIsOfferedOnceAndDraftsBeforeStepsAreMeasured) {
+  DraftPolicy p(2, 64, 8);
+  teach(p, 0.0, 0.010);  // compute-bound: no draft pays at the prior's acceptance
   const std::vector<Candidate> c = {{.slot = 0, .available = 3}};
-  EXPECT_EQ(p.allocate(1, 1, 63, c), (std::vector<int64_t>{3}));  // it must draft to learn what drafts cost
+  EXPECT_EQ(p.allocate(1, 1, 63, c), (std::vector<int64_t>{3}));  // exploring
+  EXPECT_EQ(p.allocate(1, 1, 63, c), (std::vector<int64_t>{0}));
+  EXPECT_EQ(p.allocate(1, 1, 2, std::vector<Candidate>{{.slot = 1, .available = 5}}), (std::vector<int64_t>{2}));
+
+  DraftPolicy fresh(1, 64, 8);  // no step measured: a row costs nothing yet
+  fresh.start(0);
+  explore(fresh, 0);
+  EXPECT_EQ(fresh.allocate(1, 1, 63, c), (std::vector<int64_t>{3}));
 }
 
 }  // namespace

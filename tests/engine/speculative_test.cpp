@@ -43,7 +43,7 @@ class ScriptedDrafter final : public Drafter {
     const std::vector<int32_t>* s = script_of(tokens);
     return s ? std::min<int64_t>(max, static_cast<int64_t>(s->size() - tokens.size())) : 0;
   }
-  void propose(std::span<const DraftAsk> asks) override {
+  double propose(std::span<const DraftAsk> asks) override {
     for (const DraftAsk& ask : asks) {
       ask.out->clear();
       const std::vector<int32_t>* s = script_of(ask.tokens);
@@ -54,6 +54,7 @@ class ScriptedDrafter final : public Drafter {
       }
       ++asked_;
     }
+    return 0;
   }
   int asked() const { return asked_; }
 
