@@ -307,7 +307,6 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
     for (Sequence* seq : stepping) seq->generation->fail(e.what());  // each gives its blocks back
     return;
   }
-  draft_policy_.record_step(static_cast<int64_t>(batch_.size()), seconds_since(started));
 
   // Tokens are chosen, rejected drafts dropped from the cache and whole blocks published before
   // any token is emitted: a sequence whose text ends here lets go of its blocks at its final event.
@@ -342,6 +341,9 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
       cache_.publish(seq.slot, seq.tokens, seq.hashes);
     }
   }
+  // The step's cost by its rows: the forward pass and the choices at its logits rows (a draft
+  // row costs a choice too: logit_bias and the sampler over the vocabulary).
+  draft_policy_.record_step(static_cast<int64_t>(batch_.size()), seconds_since(started));
   for (size_t i = 0; i < stepping.size(); ++i) {
     Sequence& seq = *stepping[i];
     try {

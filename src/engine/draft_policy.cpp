@@ -10,6 +10,7 @@ namespace {
 constexpr double kForget = 0.98;         // a step's weight in the line, per newer step (about 50 steps' memory)
 constexpr double kMemory = 0.8;          // an older verify outcome's weight, per newer one
 constexpr int64_t kMaxPause = 256;       // steps
+constexpr double kMargin = 1.03;         // drafts must promise this many times the tokens per second of none
 
 }  // namespace
 
@@ -87,7 +88,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   const size_t n = candidates.size();
   std::vector<double> accept(n, 0.0);
   std::vector<bool> eligible(n, false);
-  std::vector<int64_t> forced(n, 0);  // exploring sequences draft all they are offered
+  std::vector<int64_t> forced(n, 0);  // exploring sequences draft one token, to see
   int64_t forced_rows = 0, longest_offer = 0;
   for (size_t i = 0; i < n; ++i) {
     SlotState& s = slots_.at(static_cast<size_t>(candidates[i].slot));
@@ -101,7 +102,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     longest_offer = std::max(longest_offer, candidates[i].available);
     if (s.explore && forced_rows < max_extra_rows) {
       s.explore = false;
-      forced[i] = std::min(candidates[i].available, max_extra_rows - forced_rows);
+      forced[i] = 1;
       forced_rows += forced[i];
     }
   }
@@ -113,7 +114,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
   // The longest draft K whose step gives the most tokens per second (K = 0: only the forced).
   std::vector<int64_t> best = forced;
-  double best_rate = 0;
+  double best_rate = 0, rate_without = 0;
   for (int64_t longest = 0; longest <= longest_offer; ++longest) {
     std::vector<int64_t> drafts = forced;
     const double expected = fill(longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
@@ -121,7 +122,11 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     for (int64_t d : drafts) step_rows += d, rounds = std::max(rounds, d);
     const double time = times_.predict(step_rows) + drafting_time(rounds);
     const double rate = time > 0 ? expected / time : expected;  // nothing measured yet: the most tokens
-    if (longest == 0 || rate > best_rate) best_rate = rate, best = std::move(drafts);
+    // Against no drafts, a margin for the model's own error: drafts that promise little gain
+    // are as likely to lose a little.
+    if (longest == 0 || rate > best_rate * (best_rate == rate_without ? kMargin : 1.0))
+      best_rate = rate, best = std::move(drafts);
+    if (longest == 0) rate_without = rate;
   }
   // Those that get nothing though offered, and not for want of room: drafts do not pay them now.
   int64_t given = 0;

@@ -17,11 +17,11 @@
 //
 // For each longest draft K (0, 1, 2, ...) drafts are handed out one token at a time to the
 // sequence whose next one is most likely accepted, while the expected tokens grow faster than
-// the step's time; the K whose step gives the most tokens per second, drafting included, wins. A new sequence first
-// drafts all its drafter offers once, to learn its acceptance. A sequence whose drafts stop
-// paying stops drafting and tries again (all it is offered, once) after a pause that doubles
-// each time it still does not pay (and resets when a draft is accepted), so a text that never
-// repeats costs a draft row only now and then.
+// the step's time; the K whose step gives the most tokens per second, drafting included, wins
+// (by a margin over no drafts: the model has its errors). A new sequence first drafts one
+// token, to learn its acceptance. A sequence whose drafts stop paying stops drafting and tries
+// again (one token) after a pause that doubles each time it still does not pay (and resets
+// when a draft is accepted), so a text that never repeats costs a draft row only now and then.
 #pragma once
 
 #include <cstdint>
