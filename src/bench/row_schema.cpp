@@ -35,6 +35,10 @@ const std::vector<Field> kRequest = {
     {"engine_prefill_tok_s", kNumber | kNull}, {"engine_decode_tok_s", kNumber | kNull},
     {"engine_last_token_ms", kNumber | kNull}, {"overhead_ttft_ms", kNumber | kNull},
     {"overhead_total_ms", kNumber | kNull},  {"peak_memory_bytes", kInteger | kNull},
+};
+
+// Request fields that rows written before speculative decoding lack: checked where present.
+const std::vector<Field> kRequestLater = {
     {"engine_decode_steps", kInteger | kNull}, {"engine_draft_tokens", kInteger | kNull},
     {"engine_accepted_tokens", kInteger | kNull}, {"engine_drafted_at", kArray},
     {"engine_accepted_at", kArray},
@@ -74,13 +78,15 @@ std::string type_names(unsigned types) {
   return out;
 }
 
-void check(const nlohmann::json& row, const std::vector<Field>& fields, std::vector<std::string>& problems) {
+void check(const nlohmann::json& row, const std::vector<Field>& fields, std::vector<std::string>& problems,
+           bool required = true) {
   for (const Field& f : fields) {
     const auto it = row.find(f.name);
-    if (it == row.end())
-      problems.push_back(std::string("field '") + f.name + "' is missing");
-    else if (!has_type(*it, f.types))
+    if (it == row.end()) {
+      if (required) problems.push_back(std::string("field '") + f.name + "' is missing");
+    } else if (!has_type(*it, f.types)) {
       problems.push_back(std::string("field '") + f.name + "' should be " + type_names(f.types) + ", is " + it->dump());
+    }
   }
 }
 
@@ -113,6 +119,7 @@ std::vector<std::string> schema_problems(const nlohmann::json& row) {
     check(row, {{"error", kString}}, problems);
   } else if (kind == "request") {
     check(row, kRequest, problems);
+    check(row, kRequestLater, problems, false);
     const auto phase = kPhaseRequest.find(row["phase"].get<std::string>());
     if (phase == kPhaseRequest.end())
       problems.push_back("unknown phase '" + row["phase"].get<std::string>() + "'");
