@@ -61,14 +61,6 @@ void write(RowWriter& rows, const RowContext& rc, const std::string& case_name, 
   rows.write(request_row(rc, extra, request, record));
 }
 
-// A request on a connection of its own, opened before the clock starts: some servers close a
-// kept-alive connection after a few requests (llama-server's HTTP library after 5).
-StreamRecord measure_fresh(Target& target, const BenchRequest& request) {
-  StreamClient client = target.client();
-  client.get("/health");
-  return measure_served(target, client, request);
-}
-
 void conversation(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const BenchModel& model) {
   const SuiteOptions& o = env.options();
   Target target(env, serve_args(env, model, o.prefix_prompt + o.prefix_new_tokens + o.prefix_max_tokens, {}));

@@ -142,12 +142,6 @@ void write(RowWriter& rows, const RowContext& rc, const std::string& case_name, 
   rows.write(request_row(rc, extra, request, record));
 }
 
-StreamRecord measure_fresh(Target& target, const BenchRequest& request) {
-  StreamClient client = target.client();
-  client.get("/health");
-  return measure_served(target, client, request);
-}
-
 // One round of `requests` at once on a server, its rows written.
 void round_of(RowWriter& rows, const RowContext& rc, const std::string& case_name, SpecServer& server, int round,
               const std::vector<BenchRequest>& requests) {

@@ -89,6 +89,12 @@ StreamRecord measure_served(Target& target, StreamClient& client, const BenchReq
   return record;
 }
 
+StreamRecord measure_fresh(Target& target, const BenchRequest& request) {
+  StreamClient client = target.client();
+  client.get("/health");
+  return measure_served(target, client, request);
+}
+
 double request_units(int prompt_tokens, int max_tokens) { return prompt_tokens / 8.0 + max_tokens + 2; }
 
 bool run_part(SuiteEnv& env, RowWriter& rows, const RowContext& context, const nlohmann::ordered_json& extra,

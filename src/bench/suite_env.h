@@ -81,6 +81,9 @@ struct RequestFailed : std::runtime_error {
 
 // One request through HTTP; throws RequestFailed (with the server's log when it died).
 StreamRecord measure_served(Target& target, StreamClient& client, const BenchRequest& request);
+// The same on a connection of its own, opened before the clock starts: some servers close a
+// kept-alive connection after a few requests (llama-server's HTTP library after 5).
+StreamRecord measure_fresh(Target& target, const BenchRequest& request);
 
 // Planned work of one request, in the progress bar's units (about one decode step each).
 double request_units(int prompt_tokens, int max_tokens);

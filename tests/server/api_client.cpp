@@ -1,5 +1,6 @@
 #include "server/api_client.h"
 
+#include <regex>
 #include <stdexcept>
 
 namespace nanoserve::test {
@@ -65,6 +66,12 @@ std::string streamed_text(const std::vector<std::string>& payloads) {
     }
   }
   return text;
+}
+
+double metric_sample(const std::string& metrics_text, const std::string& name) {
+  std::smatch m;
+  const std::regex sample("(^|\n)" + name + " ([0-9.e+-]+)\n");
+  return std::regex_search(metrics_text, m, sample) ? std::stod(m[2]) : -1;
 }
 
 }  // namespace nanoserve::test

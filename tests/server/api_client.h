@@ -32,4 +32,7 @@ std::vector<std::string> sse_payloads(const std::string& body);
 // The concatenated delta.content of chat chunks (or text of completion chunks).
 std::string streamed_text(const std::vector<std::string>& payloads);
 
+// The value of an unlabelled sample in a /metrics text; -1 when absent.
+double metric_sample(const std::string& metrics_text, const std::string& name);
+
 }  // namespace nanoserve::test

@@ -43,12 +43,6 @@ int64_t expected_cached(const JsonResponse& earlier) {
   return last_block_filled ? prompt - 1 : prompt / 16 * 16;
 }
 
-double metric(const std::string& metrics, const std::string& name) {
-  const size_t at = metrics.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(metrics.substr(at + name.size() + 2));
-}
-
 TEST(PrefixCacheServe, AResendReportsItsCachedTokensAndAnswersTheSame) {
   const std::string model = shared_path("models/pycoder/pycoder-q8_0.gguf");
   ServerProcess server("-t 2 --model " + model);
@@ -78,12 +72,12 @@ TEST(PrefixCacheServe, AResendReportsItsCachedTokensAndAnswersTheSame) {
   EXPECT_EQ(refused.body["error"]["param"], "cache_prompt");
 
   const std::string metrics = get(c, "/metrics").text;
-  EXPECT_EQ(metric(metrics, "nanoserve_prefix_cache_lookups_total"), 2);
-  EXPECT_EQ(metric(metrics, "nanoserve_prefix_cache_hit_tokens_total"), static_cast<double>(expected_cached(first)));
-  EXPECT_EQ(metric(metrics, "nanoserve_prefix_cache_miss_tokens_total"),
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_lookups_total"), 2);
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_hit_tokens_total"), static_cast<double>(expected_cached(first)));
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_miss_tokens_total"),
             static_cast<double>(2 * prompt - expected_cached(first)));
-  EXPECT_GT(metric(metrics, "nanoserve_prefix_cache_blocks"), 0);
-  EXPECT_EQ(metric(metrics, "nanoserve_prefix_cache_disk_blocks"), 0);
+  EXPECT_GT(metric_sample(metrics, "nanoserve_prefix_cache_blocks"), 0);
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_disk_blocks"), 0);
 }
 
 TEST(PrefixCacheServe, OffMeansNoCachedTokens) {
@@ -94,7 +88,7 @@ TEST(PrefixCacheServe, OffMeansNoCachedTokens) {
   const JsonResponse again = post_json(c, "/v1/chat/completions", chat_body());
   ASSERT_EQ(again.status, 200) << again.text;
   EXPECT_EQ(cached_tokens(again), 0);
-  EXPECT_EQ(metric(get(c, "/metrics").text, "nanoserve_prefix_cache_lookups_total"), 0);
+  EXPECT_EQ(metric_sample(get(c, "/metrics").text, "nanoserve_prefix_cache_lookups_total"), 0);
 }
 
 TEST(PrefixCacheServe, ARestartedServerFindsTheBlocksOnDisk) {
@@ -121,8 +115,8 @@ TEST(PrefixCacheServe, ARestartedServerFindsTheBlocksOnDisk) {
   EXPECT_EQ(again.body["choices"][0]["message"]["content"], text);
   EXPECT_EQ(cached_tokens(again), expected);
   const std::string metrics = get(c, "/metrics").text;
-  EXPECT_GT(metric(metrics, "nanoserve_prefix_cache_disk_reads_total"), 0);
-  EXPECT_EQ(metric(metrics, "nanoserve_prefix_cache_disk_read_errors_total"), 0);
+  EXPECT_GT(metric_sample(metrics, "nanoserve_prefix_cache_disk_reads_total"), 0);
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_disk_read_errors_total"), 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <thread>
 
@@ -34,10 +33,7 @@ json long_stream() {
 double metric(ServerProcess& server, const std::string& name) {
   auto c = server.client();
   auto res = c.Get("/metrics");
-  if (!res) return -1;
-  std::smatch m;
-  const std::regex sample("(^|\n)" + name + " ([0-9.e+-]+)\n");
-  return std::regex_search(res->body, m, sample) ? std::stod(m[2]) : -1;
+  return res ? metric_sample(res->body, name) : -1;
 }
 
 // Polls until `metric(name) == value` or the timeout passes; returns how long it took.

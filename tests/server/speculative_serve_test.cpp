@@ -22,12 +22,6 @@ json completion_body() {
   return {{"prompt", code + "def get_6(self):\n"}, {"max_tokens", 64}, {"ignore_eos", true}, {"temperature", 0}};
 }
 
-double metric(const std::string& metrics, const std::string& name) {
-  const size_t at = metrics.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(metrics.substr(at + name.size() + 2));
-}
-
 TEST(SpeculativeServe, StatsReportDraftsAndStepsAndARequestMayOptOut) {
   const std::string model = shared_path("models/pycoder/pycoder-q8_0.gguf");
   ServerProcess server("-t 2 --model " + model);  // --spec lookup by default
@@ -57,10 +51,10 @@ TEST(SpeculativeServe, StatsReportDraftsAndStepsAndARequestMayOptOut) {
   EXPECT_EQ(refused.body["error"]["param"], "speculative");
 
   const std::string metrics = get(c, "/metrics").text;
-  EXPECT_EQ(metric(metrics, "nanoserve_spec_draft_tokens_total"), s["draft_tokens"].get<double>());
-  EXPECT_EQ(metric(metrics, "nanoserve_spec_accepted_tokens_total"), s["accepted_tokens"].get<double>());
-  EXPECT_EQ(metric(metrics, "nanoserve_decode_step_tokens_total"), 128);
-  EXPECT_EQ(metric(metrics, "nanoserve_decode_steps_total"), s["decode_steps"].get<double>() + 64);
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_spec_draft_tokens_total"), s["draft_tokens"].get<double>());
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_spec_accepted_tokens_total"), s["accepted_tokens"].get<double>());
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_decode_step_tokens_total"), 128);
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_decode_steps_total"), s["decode_steps"].get<double>() + 64);
 }
 
 TEST(SpeculativeServe, SpecOffDraftsNothing) {
@@ -70,7 +64,7 @@ TEST(SpeculativeServe, SpecOffDraftsNothing) {
   const JsonResponse r = post_json(c, "/v1/completions", completion_body());
   ASSERT_EQ(r.status, 200) << r.text;
   EXPECT_EQ(r.body["nanoserve"]["draft_tokens"], 0);
-  EXPECT_EQ(metric(get(c, "/metrics").text, "nanoserve_spec_draft_tokens_total"), 0);
+  EXPECT_EQ(metric_sample(get(c, "/metrics").text, "nanoserve_spec_draft_tokens_total"), 0);
 }
 
 }  // namespace

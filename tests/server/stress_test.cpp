@@ -14,7 +14,6 @@
 #include <iostream>
 #include <mutex>
 #include <random>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -132,13 +131,6 @@ void one_request(httplib::Client& c, std::mt19937_64& rng, Tally& t) {
   check_finish(t, usage["usage"], finish["choices"][0].value("finish_reason", ""), max_tokens, "stream");
 }
 
-// The value of an unlabelled sample in a /metrics text; -1 when absent.
-double metric(const std::string& text, const std::string& name) {
-  std::smatch m;
-  const std::regex sample("(^|\n)" + name + " ([0-9.e+-]+)\n");
-  return std::regex_search(text, m, sample) ? std::stod(m[2]) : -1;
-}
-
 void stress(const std::string& engine, const std::string& args) {
   ServerProcess server(args);
   const std::chrono::seconds duration = stress_duration();
@@ -165,29 +157,29 @@ void stress(const std::string& engine, const std::string& args) {
   std::string text;
   for (int i = 0; i < 500; ++i) {
     text = get(c, "/metrics").text;
-    if (metric(text, "nanoserve_requests_running") == 0 && metric(text, "nanoserve_requests_waiting") == 0 &&
-        metric(text, "nanoserve_kv_cache_used_blocks") == 0)
+    if (metric_sample(text, "nanoserve_requests_running") == 0 && metric_sample(text, "nanoserve_requests_waiting") == 0 &&
+        metric_sample(text, "nanoserve_kv_cache_used_blocks") == 0)
       break;
     std::this_thread::sleep_for(20ms);
   }
   std::cout << "stress[" << engine << "] " << duration.count() << " s, " << kClients << " clients: " << t.completed
             << " completed, " << t.aborted << " aborted, " << t.refused << " refused (too long), " << t.failures.size()
             << " failures, " << t.tokens << " tokens; server: "
-            << metric(text, "nanoserve_request_cancellations_total") << " cancellations, "
-            << metric(text, "nanoserve_preemptions_total") << " preemptions, "
-            << metric(text, "nanoserve_batch_size_sequences_count") << " steps, "
-            << metric(text, "nanoserve_batch_size_sequences_sum") << " sequence-steps, KV blocks in use at the end "
-            << metric(text, "nanoserve_kv_cache_used_blocks") << " of " << metric(text, "nanoserve_kv_cache_blocks")
+            << metric_sample(text, "nanoserve_request_cancellations_total") << " cancellations, "
+            << metric_sample(text, "nanoserve_preemptions_total") << " preemptions, "
+            << metric_sample(text, "nanoserve_batch_size_sequences_count") << " steps, "
+            << metric_sample(text, "nanoserve_batch_size_sequences_sum") << " sequence-steps, KV blocks in use at the end "
+            << metric_sample(text, "nanoserve_kv_cache_used_blocks") << " of " << metric_sample(text, "nanoserve_kv_cache_blocks")
             << "\n";
   for (const std::string& f : t.failures) ADD_FAILURE() << f;
   EXPECT_GT(t.completed, 0);
   EXPECT_GT(t.aborted, 0);
-  EXPECT_EQ(metric(text, "nanoserve_requests_running"), 0) << text;
-  EXPECT_EQ(metric(text, "nanoserve_requests_waiting"), 0) << text;
-  EXPECT_EQ(metric(text, "nanoserve_kv_cache_used_blocks"), 0) << text;
-  EXPECT_EQ(metric(text, "nanoserve_kv_cache_used_bytes"), 0) << text;
-  EXPECT_LE(metric(text, "nanoserve_request_cancellations_total"), static_cast<double>(t.aborted));
-  EXPECT_GE(metric(text, "nanoserve_generation_tokens_total"), static_cast<double>(t.tokens));
+  EXPECT_EQ(metric_sample(text, "nanoserve_requests_running"), 0) << text;
+  EXPECT_EQ(metric_sample(text, "nanoserve_requests_waiting"), 0) << text;
+  EXPECT_EQ(metric_sample(text, "nanoserve_kv_cache_used_blocks"), 0) << text;
+  EXPECT_EQ(metric_sample(text, "nanoserve_kv_cache_used_bytes"), 0) << text;
+  EXPECT_LE(metric_sample(text, "nanoserve_request_cancellations_total"), static_cast<double>(t.aborted));
+  EXPECT_GE(metric_sample(text, "nanoserve_generation_tokens_total"), static_cast<double>(t.tokens));
   EXPECT_EQ(get(c, "/health").status, 200);
   EXPECT_EQ(server.stop(), 0) << server.log().substr(0, 20000);
 }
