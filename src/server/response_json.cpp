@@ -36,6 +36,11 @@ json engine_stats_json(const engine::RequestStats& stats) {
           {"draft_tokens", stats.draft_tokens},
           {"accepted_tokens", stats.accepted_tokens},
           {"verify_steps", stats.verify_steps},
+          // Each verify step gives its accepted drafts and one token of the model's own.
+          {"tokens_per_verify_step", stats.verify_steps > 0 ? static_cast<double>(stats.accepted_tokens +
+                                                                                  stats.verify_steps) /
+                                                                  static_cast<double>(stats.verify_steps)
+                                                            : 0.0},
           {"drafted_at", stats.drafted_at},
           {"accepted_at", stats.accepted_at}};
 }

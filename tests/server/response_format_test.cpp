@@ -57,6 +57,7 @@ TEST(ResponseJson, ChatCompletionHasOpenAisFieldsAndTheEngineClock) {
                                   {"decode_tok_s", 80.0}, {"peak_memory_bytes", 1 << 20}, {"kv_blocks", 3},
                                   {"kv_peak_bytes", 3 << 16}, {"decode_steps", 4}, {"tokens_per_step", 1.25},
                                   {"draft_tokens", 3}, {"accepted_tokens", 1}, {"verify_steps", 1},
+                                  {"tokens_per_verify_step", 2.0},
                                   {"drafted_at", {1, 1, 1}}, {"accepted_at", {1, 0, 0}}}));
 }
 

@@ -35,6 +35,7 @@ TEST(SpeculativeServe, StatsReportDraftsAndStepsAndARequestMayOptOut) {
   EXPECT_EQ(s["accepted_tokens"].get<int64_t>() + s["decode_steps"].get<int64_t>(), 64) << s.dump();
   EXPECT_GT(s["tokens_per_step"].get<double>(), 1.0);
   EXPECT_GT(s["verify_steps"].get<int64_t>(), 0);
+  EXPECT_GT(s["tokens_per_verify_step"].get<double>(), 1.0);
 
   json body = completion_body();
   body["speculative"] = false;
