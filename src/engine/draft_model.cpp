@@ -38,8 +38,8 @@ void check_same_vocabulary(const gguf::File& target, const gguf::File& draft) {
                                 "\": a draft model must share the model's vocabulary");
 }
 
-DraftModel::DraftModel(const DraftModelOptions& options, const model::Model& target)
-    : model_(options.path, {.threads = options.threads}),
+DraftModel::DraftModel(const DraftModelOptions& options, model::Model& target)
+    : model_(options.path, {.pool = &target.pool()}),
       cache_(model_.config(), options.n_seq * whole_blocks(options.context_size + options.draft_max), options.n_seq),
       context_size_(options.context_size + options.draft_max),
       fed_(static_cast<size_t>(options.n_seq)) {

@@ -1,6 +1,7 @@
 // A draft model (a drafter, engine/drafter.h): a smaller model of the same vocabulary guesses
-// the target's next tokens, greedily. It runs on the same forward pass as the target, with a
-// KV pool of its own (a slot per engine slot), and computes the drafts of every sequence of a
+// the target's next tokens, greedily. It runs on the same forward pass as the target and on
+// the target's threads, with a KV pool of its own (a slot per engine slot), and computes the
+// drafts of every sequence of a
 // step together: a catch-up pass over the tokens its cache lacks (a new prompt, the tokens the
 // target chose last step), then one row per sequence per draft token.
 //
@@ -25,7 +26,6 @@ namespace nanoserve::engine {
 
 struct DraftModelOptions {
   std::string path;           // GGUF file
-  int threads = 0;            // as the target's
   int n_seq = 1;              // the engine's slots
   int64_t context_size = 0;   // positions one sequence may reach (the target's context)
   int64_t draft_max = 8;      // tokens one sequence is asked for at most
@@ -35,7 +35,8 @@ class DraftModel final : public Drafter {
  public:
   // Loads the model; throws std::invalid_argument when its vocabulary is not the target's
   // (another size, or a token spelled differently), naming the first difference.
-  DraftModel(const DraftModelOptions& options, const model::Model& target);
+  // Runs on the target's thread pool.
+  DraftModel(const DraftModelOptions& options, model::Model& target);
 
   int64_t available(std::span<const int32_t> tokens, int64_t max) const override;
   double propose(std::span<const DraftAsk> asks) override;

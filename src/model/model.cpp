@@ -20,7 +20,8 @@ Model::Model(const std::string& path, ModelOptions options)
       config_(from_gguf(file_)),
       features_(config_.features()),
       weights_(bind_weights(file_, config_)),
-      pool_(default_threads(options.threads)),
+      own_pool_(options.pool ? nullptr : std::make_unique<kernels::ThreadPool>(default_threads(options.threads))),
+      pool_(options.pool ? *options.pool : *own_pool_),
       scratch_(pool_.size(), widest_input(config_)),
       ws_(config_) {
   interleave_weights();

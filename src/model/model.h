@@ -26,6 +26,9 @@ namespace nanoserve::model {
 
 struct ModelOptions {
   int threads = 0;  // 0 = the machine's physical cores
+  // Run on this pool instead of one of its own (not owned; it must outlive the model): a draft
+  // model runs between its target's steps, on the target's threads, which are then still awake.
+  kernels::ThreadPool* pool = nullptr;
 };
 
 class Model {
@@ -87,7 +90,8 @@ class Model {
   ModelConfig config_;
   ArchFeatures features_;  // read once: the forward pass tests flags, not architecture names
   ModelWeights weights_;
-  kernels::ThreadPool pool_;
+  std::unique_ptr<kernels::ThreadPool> own_pool_;  // none when options.pool is given
+  kernels::ThreadPool& pool_;
   kernels::MatmulScratch scratch_;
   kernels::Activations acts_;
   Workspace ws_;
