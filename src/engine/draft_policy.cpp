@@ -14,6 +14,7 @@ constexpr double kMargin = 1.03;         // drafts must promise this many times 
 constexpr double kOutcomeMemory = 0.9;   // a step's weight in its kind's rate, per newer step of that kind
 constexpr int64_t kOutcomesToJudge = 3;  // steps of each kind before the rates are compared
 constexpr int64_t kMaxLookEvery = 1024;  // steps between looks at drafts that lose, at most
+constexpr double kClearLoss = 0.95;      // drafts lose when their steps deliver less than this share
 
 }  // namespace
 
@@ -70,7 +71,9 @@ void DraftPolicy::record_outcome(int64_t sequences, int64_t tokens, double secon
 bool DraftPolicy::drafting_loses(int64_t sequences) const {
   if (sequences < 1 || sequences > static_cast<int64_t>(slots_.size())) return false;
   const Outcomes &d = with_drafts_[static_cast<size_t>(sequences)], &p = without_drafts_[static_cast<size_t>(sequences)];
-  return d.steps >= kOutcomesToJudge && p.steps >= kOutcomesToJudge && d.tokens * p.seconds < p.tokens * d.seconds;
+  // By a clear margin: one noisy step of either kind must not switch good drafts off.
+  return d.steps >= kOutcomesToJudge && p.steps >= kOutcomesToJudge &&
+         d.tokens * p.seconds < kClearLoss * p.tokens * d.seconds;
 }
 
 double DraftPolicy::fill(int64_t longest, int64_t base_rows, double base_tokens, int64_t max_extra_rows,

@@ -75,7 +75,8 @@ class DraftPolicy {
   // A decode step (no prompt rows) of `sequences` decoding sequences gave `tokens` in `seconds`
   // (from its start to the next step's), with drafts or without.
   void record_outcome(int64_t sequences, int64_t tokens, double seconds, bool drafted);
-  // Recent decode steps of that many sequences gave fewer tokens per second with drafts than without.
+  // Recent decode steps of that many sequences gave clearly fewer tokens per second (under 95%)
+  // with drafts than without.
   bool drafting_loses(int64_t sequences) const;
   // A verify step of `slot` checked `drafted` tokens, `accepted` of them right.
   void record_verify(int slot, int64_t drafted, int64_t accepted);
