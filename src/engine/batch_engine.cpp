@@ -140,7 +140,6 @@ EngineMetrics BatchEngine::metrics() const {
 void BatchEngine::serve() {
   while (!stopping_) {
     const bool idle = running_.empty() && waiting_.empty();
-    if (idle) last_step_.tokens = 0;  // an idle wait is no step's cost
     for (std::unique_ptr<Generation>& generation : queue_.take_all(idle)) {
       auto seq = std::make_unique<Sequence>();
       seq->tokens = generation->request().prompt;
@@ -166,12 +165,6 @@ void BatchEngine::serve() {
 }
 
 void BatchEngine::step() {
-  // The last step's outcome, start to start: everything a step of decoding costs.
-  const auto now = std::chrono::steady_clock::now();
-  if (drafter_ && last_step_.tokens > 0)
-    draft_policy_.record_outcome(last_step_.sequences, last_step_.tokens,
-                                 std::chrono::duration<double>(now - last_step_.start).count(), last_step_.drafted);
-  last_step_ = {.start = now};
   retire_cancelled();
   std::vector<SequenceView> running_view, waiting_view;
   for (const SequencePtr& s : running_)
@@ -317,12 +310,9 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
   // Tokens are chosen, rejected drafts dropped from the cache and whole blocks published before
   // any token is emitted: a sequence whose text ends here lets go of its blocks at its final event.
   std::vector<std::vector<int32_t>> chosen(stepping.size());
-  int64_t step_tokens = 0, step_drafts = 0;
-  bool decode_only = true;  // every row decodes or verifies: no prompt rows
   for (size_t i = 0; i < stepping.size(); ++i) {
     Sequence& seq = *stepping[i];
     const auto n_tokens = static_cast<int64_t>(seq.tokens.size());
-    decode_only = decode_only && seq.cached + 1 >= n_tokens;
     seq.cached += chunk_sizes[i];
     if (seq.cached >= n_tokens) {
       const int64_t drafted = seq.cached - n_tokens;
@@ -336,8 +326,6 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
       }
       seq.tokens.insert(seq.tokens.end(), chosen[i].begin(), chosen[i].end());
       seq.generation->count_step(drafted, accepted);
-      step_tokens += static_cast<int64_t>(chosen[i].size());
-      step_drafts += drafted;
       ++decode_steps_;
       generated_tokens_ += chosen[i].size();
       if (drafted > 0) {
@@ -355,8 +343,6 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
   // The step's cost by its rows: the forward pass and the choices at its logits rows (a draft
   // row costs a choice too: logit_bias and the sampler over the vocabulary).
   draft_policy_.record_step(static_cast<int64_t>(batch_.size()), seconds_since(started));
-  if (decode_only) last_step_ = {.start = last_step_.start, .sequences = static_cast<int64_t>(stepping.size()),
-                                 .tokens = step_tokens, .drafted = step_drafts > 0};
   for (size_t i = 0; i < stepping.size(); ++i) {
     Sequence& seq = *stepping[i];
     try {

@@ -34,7 +34,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -146,11 +145,6 @@ class BatchEngine final : public Engine {
   const int64_t draft_max_;
   const bool draft_always_;
   DraftPolicy draft_policy_;
-  struct StepOutcome {  // a decode step's, for draft_policy_ (tokens 0: not a decode step)
-    std::chrono::steady_clock::time_point start;
-    int64_t sequences = 0, tokens = 0;
-    bool drafted = false;
-  } last_step_;
 
   // Owned by the scheduler thread.
   std::vector<SequencePtr> running_;

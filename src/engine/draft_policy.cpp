@@ -11,10 +11,6 @@ constexpr double kForget = 0.98;         // a step's weight in the line, per new
 constexpr double kMemory = 0.8;          // an older verify outcome's weight, per newer one
 constexpr int64_t kMaxPause = 256;       // steps
 constexpr double kMargin = 1.03;         // drafts must promise this many times the tokens per second of none
-constexpr double kOutcomeMemory = 0.9;   // a step's weight in its kind's rate, per newer step of that kind
-constexpr int64_t kOutcomesToJudge = 3;  // steps of each kind before the rates are compared
-constexpr int64_t kMaxLookEvery = 1024;  // steps between looks at drafts that lose, at most
-constexpr double kClearLoss = 0.95;      // drafts lose when their steps deliver less than this share
 
 }  // namespace
 
@@ -37,11 +33,7 @@ double StepTimes::per_row() const {
 double StepTimes::fixed() const { return w_ > 0 ? std::max(0.0, (y_ - per_row() * x_) / w_) : 0; }
 
 DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft)
-    : times_(max_rows),
-      drafting_(max_draft),
-      slots_(static_cast<size_t>(std::max(0, n_slots))),
-      with_drafts_(slots_.size() + 1),
-      without_drafts_(slots_.size() + 1) {}
+    : times_(max_rows), drafting_(max_draft), slots_(static_cast<size_t>(std::max(0, n_slots))) {}
 
 void DraftPolicy::start(int slot) { slots_.at(static_cast<size_t>(slot)) = SlotState{}; }
 
@@ -58,22 +50,6 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
   s.accepted = kMemory * s.accepted + static_cast<double>(accepted);
   s.trials = kMemory * s.trials + judged;
   if (accepted > 0) s.next_pause = 1;
-}
-
-void DraftPolicy::record_outcome(int64_t sequences, int64_t tokens, double seconds, bool drafted) {
-  if (tokens <= 0 || seconds <= 0 || sequences < 1 || sequences > static_cast<int64_t>(slots_.size())) return;
-  Outcomes& o = (drafted ? with_drafts_ : without_drafts_)[static_cast<size_t>(sequences)];
-  o.tokens = kOutcomeMemory * o.tokens + static_cast<double>(tokens);
-  o.seconds = kOutcomeMemory * o.seconds + seconds;
-  ++o.steps;
-}
-
-bool DraftPolicy::drafting_loses(int64_t sequences) const {
-  if (sequences < 1 || sequences > static_cast<int64_t>(slots_.size())) return false;
-  const Outcomes &d = with_drafts_[static_cast<size_t>(sequences)], &p = without_drafts_[static_cast<size_t>(sequences)];
-  // By a clear margin: one noisy step of either kind must not switch good drafts off.
-  return d.steps >= kOutcomesToJudge && p.steps >= kOutcomesToJudge &&
-         d.tokens * p.seconds < kClearLoss * p.tokens * d.seconds;
 }
 
 double DraftPolicy::fill(int64_t longest, int64_t base_rows, double base_tokens, int64_t max_extra_rows,
@@ -110,16 +86,6 @@ double DraftPolicy::fill(int64_t longest, int64_t base_rows, double base_tokens,
 std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_tokens, int64_t max_extra_rows,
                                            std::span<const Candidate> candidates) {
   const size_t n = candidates.size();
-  // Every kPlainEvery-th step is the other kind: one without drafts while drafts pay, one with
-  // them (as the model has them) while they lose.
-  // The look again comes ever later while drafts keep losing (a draft model's look costs
-  // passes over the tokens it missed).
-  const bool loses = drafting_loses(base_tokens);
-  if (loses != was_losing_) steps_since_plain_ = 0, was_losing_ = loses;
-  const bool other_kind = ++steps_since_plain_ >= (loses ? look_every_ : kPlainEvery);
-  if (other_kind) steps_since_plain_ = 0;
-  look_every_ = !loses ? kPlainEvery : other_kind ? std::min(kMaxLookEvery, 2 * look_every_) : look_every_;
-  if (loses != other_kind) return std::vector<int64_t>(n, 0);
   std::vector<double> accept(n, 0.0);
   std::vector<bool> eligible(n, false);
   std::vector<int64_t> forced(n, 0);  // exploring sequences draft one token, to see
@@ -139,6 +105,10 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
       forced[i] = 1;
       forced_rows += forced[i];
     }
+  }
+  if (++steps_since_plain_ >= kPlainEvery && forced_rows == 0) {  // a step without drafts, to measure
+    steps_since_plain_ = 0;
+    return forced;
   }
   const int64_t rows = std::max<int64_t>(1, base_rows);
   const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
@@ -161,7 +131,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   // Those that get nothing though offered, and not for want of room: drafts do not pay them now.
   int64_t given = 0;
   for (int64_t d : best) given += d;
-  if (given == 0 && !drafting_loses(base_tokens)) steps_since_plain_ = 0;
+  if (given == 0) steps_since_plain_ = 0;
   for (size_t i = 0; i < n && given < max_extra_rows; ++i) {
     if (!eligible[i] || best[i] > 0) continue;
     SlotState& s = slots_[static_cast<size_t>(candidates[i].slot)];

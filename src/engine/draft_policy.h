@@ -18,12 +18,7 @@
 // For each longest draft K (0, 1, 2, ...) drafts are handed out one token at a time to the
 // sequence whose next one is most likely accepted, while the expected tokens grow faster than
 // the step's time; the K whose step gives the most tokens per second, drafting included, wins
-// (by a margin over no drafts: the model has its errors). What the model cannot see (a draft
-// model's passes evicting the target's weights from the caches, threads waking) the steps
-// themselves show: the rate of recent decode steps with drafts, step start to step start (the
-// server's work on the tokens included), is checked against that of the steps without, for
-// the same number of decoding sequences; while drafts lose, steps draft nothing but one now
-// and then, to look again (after 32 steps, then 64, ... up to 1024). A new sequence first drafts one
+// (by a margin over no drafts: the model has its errors). A new sequence first drafts one
 // token, to learn its acceptance. A sequence whose drafts stop paying stops drafting and tries
 // again (one token) after a pause that doubles each time it still does not pay (and resets
 // when a draft is accepted), so a text that never repeats costs a draft row only now and then.
@@ -72,12 +67,6 @@ class DraftPolicy {
   void record_step(int64_t rows, double seconds) { times_.record(rows, seconds); }
   // Drafting for a step, `rounds` tokens for its longest draft, took `seconds`.
   void record_drafting(int64_t rounds, double seconds) { drafting_.record(rounds, seconds); }
-  // A decode step (no prompt rows) of `sequences` decoding sequences gave `tokens` in `seconds`
-  // (from its start to the next step's), with drafts or without.
-  void record_outcome(int64_t sequences, int64_t tokens, double seconds, bool drafted);
-  // Recent decode steps of that many sequences gave clearly fewer tokens per second (under 95%)
-  // with drafts than without.
-  bool drafting_loses(int64_t sequences) const;
   // A verify step of `slot` checked `drafted` tokens, `accepted` of them right.
   void record_verify(int slot, int64_t drafted, int64_t accepted);
   // Draft tokens for each candidate (in order) in a step that has `base_rows` rows and yields
@@ -106,15 +95,7 @@ class DraftPolicy {
 
   StepTimes times_, drafting_;
   std::vector<SlotState> slots_;
-  int64_t steps_since_plain_ = 0;  // allocations since one that gave no drafts (or, while drafts lose, one that did)
-  int64_t look_every_ = kPlainEvery;  // while drafts lose: steps between looks, doubling
-  bool was_losing_ = false;
-  // Decayed sums of recent decode steps' tokens and seconds, with drafts and without.
-  struct Outcomes {
-    double tokens = 0, seconds = 0;
-    int64_t steps = 0;
-  };
-  std::vector<Outcomes> with_drafts_, without_drafts_;  // by decoding sequences
+  int64_t steps_since_plain_ = 0;  // allocations since one that gave no drafts
 };
 
 }  // namespace nanoserve::engine

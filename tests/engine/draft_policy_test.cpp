@@ -145,31 +145,6 @@ TEST(DraftPolicy, EveryFewStepsOneDraftsNothing) {
   EXPECT_EQ(plain, 4);
 }
 
-// What the model promises the steps must deliver: while steps with drafts give fewer tokens per
-// second than those without, a step drafts only now and then (to look again), ever more
-// rarely; once they give more, drafting resumes.
-TEST(DraftPolicy, DraftsStopWhileStepsWithThemDeliverLess) {
-  DraftPolicy p(1, 64, 8);
-  teach(p, 0.020, 0.0001);  // the model says drafts are nearly free
-  explore(p, 0);
-  for (int i = 0; i < 5; ++i) p.record_verify(0, 4, 4);
-  const std::vector<Candidate> c = {{.slot = 0, .available = 4}};
-  for (int i = 0; i < 3; ++i) {
-    p.record_outcome(1, 4, 0.040, true);   // 100 tok/s with drafts
-    p.record_outcome(1, 1, 0.005, false);  // 200 tok/s without
-    p.record_outcome(2, 8, 0.040, true);   // two sequences: drafts pay
-  }
-  EXPECT_TRUE(p.drafting_loses(1));
-  EXPECT_FALSE(p.drafting_loses(2));  // no step without drafts of two sequences yet
-  std::vector<int> looks;  // steps that drafted: ever further apart (32, then 64, then 128 later)
-  for (int step = 1; step <= 7 * DraftPolicy::kPlainEvery; ++step)
-    if (p.allocate(1, 1, 63, c)[0] > 0) looks.push_back(step);
-  EXPECT_EQ(looks, (std::vector<int>{32, 96, 224}));
-  for (int i = 0; i < 30; ++i) p.record_outcome(1, 5, 0.010, true);  // 500 tok/s now
-  EXPECT_FALSE(p.drafting_loses(1));
-  EXPECT_EQ(p.allocate(1, 1, 63, c)[0], 4);
-}
-
 TEST(DraftPolicy, ANewSequenceDraftsOneTokenFirstAndDraftsBeforeStepsAreMeasured) {
   DraftPolicy p(2, 64, 8);
   teach(p, 0.0, 0.010);  // compute-bound: no draft pays at the prior's acceptance
