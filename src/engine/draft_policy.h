@@ -1,5 +1,5 @@
 // How many draft tokens each sequence checks in a step: the numbers that maximize the step's
-// expected tokens per second, from two measurements, not constants.
+// expected tokens per second, from three measurements, not constants.
 //
 // - The step's cost by its row count: a forward step reads the weights once whatever its rows,
 //   so on a memory-bound machine a few more rows cost little. The step times themselves give a
@@ -11,7 +11,6 @@
 // - Each sequence's acceptance: the chance that its next draft token is right, from its recent
 //   verify steps (a token is accepted only after every one before it was, so a draft of k adds
 //   a + a² + ... + a^k tokens on average).
-//
 // - Drafting's own cost by its rounds (a draft model runs one pass per draft token of the
 //   longest draft; prompt lookup costs next to nothing): a line too, over rounds.
 //
