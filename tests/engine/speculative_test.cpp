@@ -366,7 +366,7 @@ TEST(Speculative, ARequestMayOptOut) {
 // The distribution of a sampled token behind a draft is the model's: the second token of 2000
 // seeded runs at temperature 1, with a drafter that always proposes the likeliest second
 // token, against the model's own probabilities after the most frequent first token
-// (chi-square, p = 0.001). And each seed's tokens are those of plain decoding.
+// (chi-square, p = 0.001). And each seed's tokens are those of plain decoding (the first 400).
 TEST(Speculative, SampledTokensFollowTheModelsDistribution) {
   const std::string path = pycoder("q8_0");
   const tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_gguf(gguf::File::open(path).metadata());
@@ -397,6 +397,7 @@ TEST(Speculative, SampledTokensFollowTheModelsDistribution) {
   after.push_back(likeliest);
 
   constexpr int kRuns = 2000;
+  constexpr size_t kSameAsPlain = 400;  // seeds also run without speculation, to compare token by token
   std::vector<GenerationRequest> requests;
   for (int seed = 0; seed < kRuns; ++seed) {
     GenerationRequest r = request(prompt, 3);
@@ -418,9 +419,11 @@ TEST(Speculative, SampledTokensFollowTheModelsDistribution) {
     const std::vector<GenerationRequest> group(requests.begin() + static_cast<std::ptrdiff_t>(i),
                                                requests.begin() + static_cast<std::ptrdiff_t>(i + 8));
     const std::vector<StreamRecord> got = run_together(engine, group);
-    const std::vector<StreamRecord> want = run_together(plain, group);
+    if (i < kSameAsPlain) {
+      const std::vector<StreamRecord> want = run_together(plain, group);
+      for (size_t k = 0; k < got.size(); ++k) ASSERT_EQ(got[k].tokens, want[k].tokens) << "seed " << i + k;
+    }
     for (size_t k = 0; k < got.size(); ++k) {
-      ASSERT_EQ(got[k].tokens, want[k].tokens) << "seed " << i + k;
       if (got[k].tokens.size() >= 2 && got[k].tokens[0] == t1) ++with_t1, ++counts[got[k].tokens[1]];
     }
   }
