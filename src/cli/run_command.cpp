@@ -81,7 +81,7 @@ void run_generate(RunArgs a) {
                "prompt {} tokens | TTFT {:.1f} ms | prefill {:.1f} tok/s | decode {:.1f} tok/s ({} tokens, {:.2f} per step, "
                "{}/{} drafts accepted) | {} threads | peak RSS {:.1f} MB | {} engine, context {}, finish: {}\n",
                s.prompt_tokens, s.ttft_ms, s.prefill_tok_s, s.decode_tok_s, s.completion_tokens,
-               s.decode_steps > 0 ? static_cast<double>(s.completion_tokens) / static_cast<double>(s.decode_steps) : 0.0,
+               s.tokens_per_step(),
                s.accepted_tokens, s.draft_tokens, threads,
                s.peak_memory_bytes / 1048576.0, a.engine.kind, engine->context_size(), engine::finish_reason_name(event->finish));
     return;

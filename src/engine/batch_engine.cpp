@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -274,7 +273,6 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
 
 void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::vector<int64_t>& chunk_sizes) {
   batch_.clear();
-  row_owner_.clear();
   std::vector<size_t> first_logits_row(stepping.size());  // each sequence's first row of logits_
   size_t logits_rows = 0;
   for (size_t i = 0; i < stepping.size(); ++i) {
@@ -287,7 +285,6 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
       const int32_t token = pos < n_tokens ? seq.tokens[pos] : seq.draft[static_cast<size_t>(pos - n_tokens)];
       const bool logits = pos + 1 >= n_tokens;
       batch_.add(seq.slot, pos, token, logits);
-      row_owner_.push_back(&seq);
       logits_rows += logits ? 1 : 0;
     }
   }

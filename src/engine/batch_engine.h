@@ -153,7 +153,6 @@ class BatchEngine final : public Engine {
   uint64_t next_arrival_ = 0;
   model::Batch batch_;
   model::Logits logits_;
-  std::vector<Sequence*> row_owner_;  // per batch row
 
   // Read by metrics() from any thread.
   std::atomic<int64_t> running_count_ = 0, kv_used_blocks_ = 0;

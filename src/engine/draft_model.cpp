@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -69,9 +70,7 @@ double DraftModel::propose(std::span<const DraftAsk> asks) {
       const int32_t token = argmax(logits_.row(r));
       ask.out->push_back(token);
       if (static_cast<int64_t>(ask.out->size()) >= ask.max) continue;
-      std::vector<int32_t>& fed = fed_[static_cast<size_t>(ask.slot)];
-      batch_.add(ask.slot, static_cast<int64_t>(fed.size()), token, true);
-      fed.push_back(token);
+      feed(ask.slot, token, true);
       more.push_back(active[r]);
     }
     if (!more.empty()) forward();
@@ -83,50 +82,46 @@ double DraftModel::propose(std::span<const DraftAsk> asks) {
 double DraftModel::catch_up(std::span<const DraftAsk> asks) {
   // What each slot's cache keeps: the longest prefix of its tokens the sequence begins with,
   // short of the last token (whose logits are wanted).
-  std::vector<size_t> next(asks.size());
   size_t missing = 0;
-  for (size_t i = 0; i < asks.size(); ++i) {
-    std::vector<int32_t>& fed = fed_[static_cast<size_t>(asks[i].slot)];
-    const size_t limit = std::min(fed.size(), asks[i].tokens.size() - 1);
+  for (const DraftAsk& ask : asks) {
+    std::vector<int32_t>& fed = fed_[static_cast<size_t>(ask.slot)];
+    const size_t limit = std::min(fed.size(), ask.tokens.size() - 1);
     const size_t keep = static_cast<size_t>(
-        std::mismatch(fed.begin(), fed.begin() + static_cast<std::ptrdiff_t>(limit), asks[i].tokens.begin()).first -
+        std::mismatch(fed.begin(), fed.begin() + static_cast<std::ptrdiff_t>(limit), ask.tokens.begin()).first -
         fed.begin());
-    cache_.truncate(asks[i].slot, static_cast<int64_t>(keep));
+    cache_.truncate(ask.slot, static_cast<int64_t>(keep));
     fed.resize(keep);
-    next[i] = keep;
-    missing += asks[i].tokens.size() - 1 - keep;
+    missing += ask.tokens.size() - 1 - keep;
   }
+  // Into a new batch: each ask's missing tokens but its last, `rows` in all at most.
+  auto feed_missing = [&](size_t rows) {
+    batch_.clear();
+    for (const DraftAsk& ask : asks)
+      for (size_t at = fed_[static_cast<size_t>(ask.slot)].size(); at + 1 < ask.tokens.size() && batch_.size() < rows;
+           ++at)
+        feed(ask.slot, ask.tokens[at], false);
+  };
   // A prompt's worth goes first, in passes of at most kDefaultStepTokens rows (timed apart);
   // a few tokens (what the model chose last step) join the pass of the last tokens.
   const auto started = std::chrono::steady_clock::now();
   const bool prompt = missing > kPromptRows;
-  while (prompt) {
-    batch_.clear();
-    for (size_t i = 0; i < asks.size(); ++i)
-      for (; next[i] + 1 < asks[i].tokens.size() && static_cast<int64_t>(batch_.size()) < kDefaultStepTokens; ++next[i]) {
-        batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), asks[i].tokens[next[i]], false);
-        fed_[static_cast<size_t>(asks[i].slot)].push_back(asks[i].tokens[next[i]]);
-      }
-    if (batch_.size() == 0) break;
-    forward();
-  }
+  constexpr auto kPromptPass = static_cast<size_t>(kDefaultStepTokens);
+  if (prompt)
+    for (feed_missing(kPromptPass); batch_.size() > 0; feed_missing(kPromptPass)) forward();
   const double prompt_seconds =
       prompt ? std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() : 0;
   // The rest, then the last tokens in ask order, so that logits_ has a row per ask (rows of
   // different sequences may interleave).
-  batch_.clear();
-  for (size_t i = 0; i < asks.size(); ++i)
-    for (; next[i] + 1 < asks[i].tokens.size(); ++next[i]) {
-      batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), asks[i].tokens[next[i]], false);
-      fed_[static_cast<size_t>(asks[i].slot)].push_back(asks[i].tokens[next[i]]);
-    }
-  for (size_t i = 0; i < asks.size(); ++i) {
-    const int32_t token = asks[i].tokens.back();
-    batch_.add(asks[i].slot, static_cast<int64_t>(next[i]), token, true);
-    fed_[static_cast<size_t>(asks[i].slot)].push_back(token);
-  }
+  feed_missing(std::numeric_limits<size_t>::max());
+  for (const DraftAsk& ask : asks) feed(ask.slot, ask.tokens.back(), true);
   forward();
   return prompt_seconds;
+}
+
+void DraftModel::feed(int slot, int32_t token, bool logits) {
+  std::vector<int32_t>& fed = fed_[static_cast<size_t>(slot)];
+  batch_.add(slot, static_cast<int64_t>(fed.size()), token, logits);
+  fed.push_back(token);
 }
 
 void DraftModel::forward() { model_.forward(batch_, cache_, logits_); }

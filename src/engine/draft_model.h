@@ -45,7 +45,8 @@ class DraftModel final : public Drafter {
   // Feeds each slot's missing tokens, logits for the last; returns the seconds spent on a
   // prompt's worth of them (more than kPromptRows in all, fed in passes of their own).
   double catch_up(std::span<const DraftAsk> asks);
-  void forward();  // batch_ into logits_
+  void feed(int slot, int32_t token, bool logits);  // a row at the slot's next position, into batch_
+  void forward();                                     // batch_ into logits_
 
   static constexpr size_t kPromptRows = 16;
 

@@ -66,6 +66,16 @@ struct RequestStats {
   // By position in a draft (0 = its first token): drafts that reached the position, and those
   // whose token there was accepted (with every one before it). Empty without drafts.
   std::vector<int64_t> drafted_at, accepted_at;
+
+  // Tokens per read of the weights (0 before any step).
+  double tokens_per_step() const {
+    return decode_steps > 0 ? static_cast<double>(completion_tokens) / static_cast<double>(decode_steps) : 0.0;
+  }
+  // A verify step gives its accepted drafts and one token of the model's own (0 without any).
+  double tokens_per_verify_step() const {
+    return verify_steps > 0 ? static_cast<double>(accepted_tokens + verify_steps) / static_cast<double>(verify_steps)
+                            : 0.0;
+  }
 };
 
 struct Event {

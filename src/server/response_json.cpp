@@ -30,17 +30,11 @@ json engine_stats_json(const engine::RequestStats& stats) {
           {"kv_blocks", stats.kv_blocks},
           {"kv_peak_bytes", stats.kv_peak_bytes},
           {"decode_steps", stats.decode_steps},
-          {"tokens_per_step", stats.decode_steps > 0 ? static_cast<double>(stats.completion_tokens) /
-                                                           static_cast<double>(stats.decode_steps)
-                                                     : 0.0},
+          {"tokens_per_step", stats.tokens_per_step()},
           {"draft_tokens", stats.draft_tokens},
           {"accepted_tokens", stats.accepted_tokens},
           {"verify_steps", stats.verify_steps},
-          // Each verify step gives its accepted drafts and one token of the model's own.
-          {"tokens_per_verify_step", stats.verify_steps > 0 ? static_cast<double>(stats.accepted_tokens +
-                                                                                  stats.verify_steps) /
-                                                                  static_cast<double>(stats.verify_steps)
-                                                            : 0.0},
+          {"tokens_per_verify_step", stats.tokens_per_verify_step()},
           {"drafted_at", stats.drafted_at},
           {"accepted_at", stats.accepted_at}};
 }
