@@ -71,6 +71,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+// Prompts whose logits are kept, per slot: each entry is n_vocab floats (0.6 MB for a 152k
+// vocabulary), a small part of the KV blocks that a prompt long enough to matter holds.
+constexpr size_t kLastLogitsPerSlot = 4;
+
 const std::vector<int64_t>& BatchEngine::batch_size_bounds() {
   static const std::vector<int64_t> bounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   return bounds;
@@ -85,6 +89,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
              model::KvCache::kDefaultBlockSize, options.prefix_hash),
       context_size_(std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx())),
       prefix_cache_(options.prefix_cache),
+      last_logits_(kLastLogitsPerSlot * static_cast<size_t>(std::max(1, options.parallel))),
       disk_(disk_tier(options, model_, cache_)),
       block_buffer_(disk_ ? cache_.block_bytes() : 0),
       scheduler_({.max_running = options.parallel, .step_tokens = options.step_tokens,
@@ -125,6 +130,7 @@ EngineMetrics BatchEngine::metrics() const {
   m.prefix_hit_tokens = prefix_hit_tokens_;
   m.prefix_miss_tokens = prefix_miss_tokens_;
   m.prefix_evictions = prefix_evictions_;
+  m.prefix_logits_hits = prefix_logits_hits_;
   m.decode_steps = decode_steps_;
   m.generated_tokens = generated_tokens_;
   m.verify_steps = verify_steps_;
@@ -184,10 +190,12 @@ void BatchEngine::step() {
   for (size_t i : plan.preempted) preempt(*named[i]);
   if (plan.admitted > free_slots_.size() || plan.admitted > waiting_.size())
     throw std::logic_error("batch engine: the plan admits more sequences than there are slots");
+  bool answered = false;  // an admitted sequence finished on its first token, from cached logits
   for (size_t k = 0; k < plan.admitted; ++k) {
     SequencePtr seq = std::move(waiting_.front());
     waiting_.pop_front();
     start(*seq);
+    answered = answered || seq->generation->finished();
     named[running_view.size() + k] = seq.get();
     running_.push_back(std::move(seq));
   }
@@ -197,6 +205,7 @@ void BatchEngine::step() {
   bool preempted = !plan.preempted.empty();
   for (const StepPlan::Chunk& chunk : plan.chunks) {
     Sequence& seq = *named[chunk.seq];
+    if (seq.generation->finished()) continue;  // answered as it started
     if (!cache_.reserve(seq.slot, seq.cached + chunk.n)) {  // the plan and the pool disagree: never expected
       preempt(seq);
       preempted = true;
@@ -212,11 +221,13 @@ void BatchEngine::step() {
 
   if (!stepping.empty()) {
     evaluate(stepping, chunk_sizes);
-  } else if (!preempted && !waiting_.empty() && running_.empty()) {
+  } else if (preempted || answered) {
+    // The plan made progress without a forward pass.
+  } else if (!waiting_.empty() && running_.empty()) {
     // Never expected (a request that fits the context fits the empty pool); never spin on it.
     waiting_.front()->generation->fail("the request does not fit the KV cache");
     waiting_.pop_front();
-  } else if (!preempted && !running_.empty()) {
+  } else if (!running_.empty()) {
     running_.back()->generation->fail("the scheduler could not place the request");
   }
   std::erase_if(running_, [](const SequencePtr& s) { return s->generation->finished(); });
@@ -313,6 +324,8 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
     seq.cached += chunk_sizes[i];
     if (seq.cached >= n_tokens) {
       const int64_t drafted = seq.cached - n_tokens;
+      if (seq.caching && n_tokens == static_cast<int64_t>(seq.generation->request().prompt.size()))
+        last_logits_.put(seq.tokens, logits_.row(first_logits_row[i]));  // the prompt's: no drafts yet
       chosen[i] = verify(seq, first_logits_row[i], drafted);
       if (seq.generation->finished()) continue;  // it failed, and let go of its slot
       const auto accepted = static_cast<int64_t>(chosen[i].size()) - 1;
@@ -382,8 +395,9 @@ SequenceView BatchEngine::waiting_view_of(Sequence& seq, size_t queue_index) {
   if (!seq.caching) return view;
   cache_.extend_chain(seq.tokens, seq.hashes);
   if (disk_) load_from_disk(seq);
-  const model::KvCache::PrefixHit hit = cache_.find_prefix(seq.tokens, seq.hashes, view.tokens - 1);
+  const model::KvCache::PrefixHit hit = find_prefix(seq);
   view.cached = hit.positions;
+  if (view.cached == view.tokens) ++view.tokens;  // its first token, chosen as it starts
   view.blocks = static_cast<int64_t>(hit.blocks.size()) + (hit.copied >= 0 ? 1 : 0);
   view.attach_cost = hit.pool_cost;
   view.held = held(seq, static_cast<int64_t>(hit.blocks.size()), queue_index);
@@ -416,7 +430,7 @@ void BatchEngine::start(Sequence& seq) {
     // earlier hit.
     cache_.extend_chain(seq.tokens, seq.hashes);
     const auto n = static_cast<int64_t>(seq.tokens.size());
-    const model::KvCache::PrefixHit hit = cache_.find_prefix(seq.tokens, seq.hashes, n - 1);
+    const model::KvCache::PrefixHit hit = find_prefix(seq);
     if (hit.pool_cost <= cache_.free_blocks()) {
       cache_.attach(seq.slot, hit);
       seq.cached = hit.positions;
@@ -428,6 +442,26 @@ void BatchEngine::start(Sequence& seq) {
   seq.generation->admit(seq.cached);
   seq.generation->on_final_event([this, &seq] { release(seq); });
   if (seq.speculating) draft_policy_.start(seq.slot);
+  if (seq.cached == static_cast<int64_t>(seq.tokens.size())) choose_from_cached_logits(seq);
+}
+
+model::KvCache::PrefixHit BatchEngine::find_prefix(const Sequence& seq) const {
+  const auto n = static_cast<int64_t>(seq.tokens.size());
+  return cache_.find_prefix(seq.tokens, seq.hashes, last_logits_.contains(seq.tokens) ? n : n - 1);
+}
+
+void BatchEngine::choose_from_cached_logits(Sequence& seq) {
+  const std::span<const float> logits = last_logits_.find(seq.tokens);
+  if (logits.empty()) throw std::logic_error("batch engine: a sequence started with no logits to choose from");
+  try {
+    const int32_t token = seq.generation->choose(logits);
+    seq.tokens.push_back(token);
+    ++prefix_logits_hits_;
+    seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.block_bytes()));
+    seq.generation->emit(token);
+  } catch (const std::exception& e) {
+    seq.generation->fail(e.what());
+  }
 }
 
 void BatchEngine::load_from_disk(Sequence& seq) {

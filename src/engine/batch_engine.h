@@ -21,6 +21,9 @@
 // running one is computing waits for them rather than computing them twice. With a disk tier,
 // a sequence's published blocks are written to disk when it lets go of them (in the
 // background), and a waiting sequence's next blocks are read back from disk before it starts.
+// The logits after each prompt are kept too (LastLogitsCache): a sequence that finds every
+// position of its tokens cached, and the logits after them, chooses its first token as it
+// starts, with no forward pass for it (an exact resend).
 //
 // Speculative decoding (a drafter unless options.spec is Off, per request unless speculative is
 // false): before each step a decoding sequence may get draft tokens (engine/drafter.h; how many:
@@ -46,6 +49,7 @@
 #include "engine/draft_policy.h"
 #include "engine/drafter.h"
 #include "engine/engine.h"
+#include "engine/last_logits_cache.h"
 #include "engine/request_queue.h"
 #include "engine/scheduler.h"
 #include "model/kv_disk_cache.h"
@@ -114,10 +118,16 @@ class BatchEngine final : public Engine {
   void serve();  // the scheduler thread
   void step();
   SequenceView waiting_view_of(Sequence& seq, size_t queue_index);
+  // The cached prefix seq would start with: all its positions where the logits after its last
+  // token are cached too, else all but the last (it must compute that one for its logits).
+  model::KvCache::PrefixHit find_prefix(const Sequence& seq) const;
   bool held(const Sequence& seq, int64_t cached_blocks, size_t earlier) const;
   void retire_cancelled();
   void preempt(Sequence& seq);
   void start(Sequence& seq);
+  // A sequence that started with every position cached: its next token, chosen from the
+  // logits cached after them (its chunk in this step then feeds that token).
+  void choose_from_cached_logits(Sequence& seq);
   void release(Sequence& seq);  // gives a finished or preempted sequence's slot and blocks back
   void spill(const Sequence& seq);  // queues its published blocks that the disk tier lacks
   void load_from_disk(Sequence& seq);  // its next blocks from the disk tier into the pool
@@ -137,6 +147,7 @@ class BatchEngine final : public Engine {
   model::KvCache cache_;
   const int64_t context_size_;
   const bool prefix_cache_;
+  LastLogitsCache last_logits_;
   std::unique_ptr<model::KvDiskCache> disk_;
   std::vector<uint8_t> block_buffer_;  // one block, to and from the disk tier
   const Scheduler scheduler_;
@@ -158,7 +169,8 @@ class BatchEngine final : public Engine {
   std::atomic<int64_t> running_count_ = 0, kv_used_blocks_ = 0;
   std::atomic<uint64_t> preemptions_ = 0;
   std::atomic<int64_t> kv_cached_blocks_ = 0;
-  std::atomic<uint64_t> prefix_lookups_ = 0, prefix_hit_tokens_ = 0, prefix_miss_tokens_ = 0, prefix_evictions_ = 0;
+  std::atomic<uint64_t> prefix_lookups_ = 0, prefix_hit_tokens_ = 0, prefix_miss_tokens_ = 0, prefix_evictions_ = 0,
+                        prefix_logits_hits_ = 0;
   std::atomic<uint64_t> decode_steps_ = 0, generated_tokens_ = 0, verify_steps_ = 0, draft_tokens_ = 0,
                         accepted_tokens_ = 0;
   mutable std::mutex histogram_mutex_;

@@ -57,8 +57,10 @@ struct RequestStats {
   int64_t kv_blocks = 0;          // the most KV cache blocks the request held at once (0: no paged cache)
   int64_t kv_peak_bytes = 0;      // those blocks' bytes
   // Forward steps that gave the request new tokens (each reads the weights once): the first
-  // token's, then one per decode or verify step. completion_tokens / decode_steps is the
-  // request's tokens per read of the weights (1 without speculative decoding).
+  // token's (none when the prefix cache held every prompt position and the logits after them:
+  // cached_tokens == prompt_tokens), then one per decode or verify step. completion_tokens /
+  // decode_steps is the request's tokens per read of the weights (1 without speculative
+  // decoding and such a hit).
   int64_t decode_steps = 0;
   int64_t verify_steps = 0;     // of those, steps that checked draft tokens
   int64_t draft_tokens = 0;     // draft tokens checked
@@ -136,6 +138,8 @@ struct EngineMetrics {
   uint64_t prefix_hit_tokens = 0;  // positions they found cached
   uint64_t prefix_miss_tokens = 0; // positions they had to compute
   uint64_t prefix_evictions = 0;   // cached blocks given to new positions
+  uint64_t prefix_logits_hits = 0; // admissions that found every position and the logits after them:
+                                   // their first token took no step
   model::KvDiskStats prefix_disk;   // the disk tier (--cache-dir; zeros without one)
   CountHistogram batch_sequences;  // per forward step: the sequences it advanced (empty: no batching)
   // Speculative decoding (batch engine with --spec lookup or draft; 0 elsewhere).

@@ -118,6 +118,10 @@ std::string ServerMetrics::prometheus_text(const std::optional<engine::EngineMet
                   engine->prefix_miss_tokens);
     write_counter(out, "nanoserve_prefix_cache_evictions_total",
                   "Cached KV blocks given to new positions when the pool had no free block.", engine->prefix_evictions);
+    write_counter(out, "nanoserve_prefix_cache_logits_hits_total",
+                  "Admissions that found every prompt position and the logits after them cached: their first token "
+                  "took no forward step.",
+                  engine->prefix_logits_hits);
     const model::KvDiskStats& disk = engine->prefix_disk;
     write_gauge(out, "nanoserve_prefix_cache_disk_blocks", "KV blocks in the prefix cache's disk tier (--cache-dir).",
                 static_cast<double>(disk.blocks));

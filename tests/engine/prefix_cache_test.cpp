@@ -4,6 +4,7 @@
 // cached_tokens it reports are exactly the whole blocks that earlier requests computed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -85,18 +86,81 @@ TEST(PrefixCache, AConversationFindsEachTurnBeforeAndAnswersTheSame) {
   EXPECT_GT(m.kv_cached_blocks, 0);
 }
 
-// The same prompt again computes only its last token (its first run filled the block that holds
-// it), whatever its length against the block; a prompt shorter than a block is not looked up.
-TEST(PrefixCache, AnExactResendComputesOnlyItsLastToken) {
+// The same prompt again computes nothing where its first run filled the block that holds its
+// last token (that run's answer went on past the block's end): the logits after the prompt are
+// cached too, so its first token takes no step. Otherwise it computes its last token. A prompt
+// shorter than a block is not looked up. Its tokens are those without the cache either way.
+TEST(PrefixCache, AnExactResendComputesNothingOnceItsLastBlockIsCached) {
   BatchEngine on(tiny_options(true)), off(tiny_options(false));
+  constexpr int kMax = 12;
+  uint64_t logits_hits = 0;
   for (int n : {1, 15, 16, 17, 32, 33, 200}) {
-    const GenerationRequest r = request(tokens(n, n), 12);
+    GenerationRequest r = request(tokens(n, n), kMax);
+    r.speculative = false;  // one token per step
     const StreamRecord first = run(on, r), again = run(on, r), without = run(off, r);
+    const int64_t published = whole_blocks(n + kMax - 1);  // the first run computed n + kMax - 1 positions
+    const int64_t want = n < kBlock ? 0 : std::min<int64_t>(n, published);
     EXPECT_EQ(first.last.stats.cached_tokens, 0) << n;
-    EXPECT_EQ(again.last.stats.cached_tokens, n < kBlock ? 0 : n - 1) << n;
+    EXPECT_EQ(again.last.stats.cached_tokens, want) << n;
+    EXPECT_EQ(again.last.stats.decode_steps, want == n ? kMax - 1 : kMax) << n;
+    logits_hits += want == n ? 1 : 0;
     EXPECT_EQ(first.tokens, without.tokens) << n;
     EXPECT_EQ(again.tokens, without.tokens) << n;
   }
+  EXPECT_EQ(on.metrics().prefix_logits_hits, logits_hits);
+  EXPECT_EQ(logits_hits, 3u);  // 16, 32, 200
+  EXPECT_EQ(on.metrics().kv_used_blocks, 0);
+}
+
+// The cached logits are the model's own: a resend with a logit_bias that bans the first run's
+// first token, or with seeded sampling, or with a repeat penalty, chooses what it would have
+// chosen without the cache.
+TEST(PrefixCache, AResendAppliesItsOwnBiasAndSamplerToTheCachedLogits) {
+  BatchEngine on(tiny_options(true)), off(tiny_options(false));
+  const GenerationRequest plain = request(tokens(100, 5), 20);
+  const StreamRecord first = run(on, plain);
+  GenerationRequest banned = plain;
+  banned.logit_bias[first.tokens[0]] = -100.0f;
+  GenerationRequest seeded = plain;
+  seeded.sampling = {.temperature = 1.5f, .top_k = 40, .seed = 42};
+  GenerationRequest penalised = plain;
+  penalised.sampling.repeat_penalty = 1.5f;
+  for (const GenerationRequest* r : {&banned, &seeded, &penalised}) {
+    const StreamRecord again = run(on, *r), without = run(off, *r);
+    EXPECT_EQ(again.last.stats.cached_tokens, 100);
+    EXPECT_EQ(again.tokens, without.tokens);
+  }
+  EXPECT_NE(run(off, banned).tokens[0], first.tokens[0]);
+  EXPECT_EQ(on.metrics().prefix_logits_hits, 3u);
+}
+
+// A resend whose whole answer is its first token (max_tokens 1, alone and eight at once) ends
+// as it starts, with no step; the engine goes on serving and holds no block afterwards. A
+// prompt that differs only in its last token computes that token.
+TEST(PrefixCache, AResendAnsweredAsItStartsAndANearMiss) {
+  BatchOptions plain = tiny_options(true);
+  plain.spec = SpecMode::Off;  // one token per step
+  BatchEngine on(plain), off(tiny_options(false));
+  const std::vector<int32_t> prompt = tokens(64, 9);
+  run(on, request(prompt, 8));
+  const StreamRecord one = run(on, request(prompt, 1));
+  EXPECT_EQ(one.tokens, run(off, request(prompt, 1)).tokens);
+  EXPECT_EQ(one.last.stats.decode_steps, 0);
+  EXPECT_EQ(one.last.stats.cached_tokens, 64);
+  const std::vector<StreamRecord> eight = run_together(on, std::vector<GenerationRequest>(8, request(prompt, 1)));
+  for (const StreamRecord& s : eight) {
+    EXPECT_EQ(s.last.kind, Event::Kind::Done) << s.last.error;
+    EXPECT_EQ(s.tokens, one.tokens);
+  }
+  std::vector<int32_t> near = prompt;
+  near.back() = (near.back() + 1) % 1000;
+  const StreamRecord miss = run(on, request(near, 8));
+  EXPECT_EQ(miss.tokens, run(off, request(near, 8)).tokens);
+  EXPECT_EQ(miss.last.stats.cached_tokens, 63);
+  EXPECT_EQ(miss.last.stats.decode_steps, 8);
+  EXPECT_EQ(on.metrics().prefix_logits_hits, 9u);
+  EXPECT_EQ(on.metrics().kv_used_blocks, 0);
+  EXPECT_EQ(run(on, request(prompt, 8)).tokens, run(off, request(prompt, 8)).tokens);
 }
 
 // cache_prompt false: the request neither finds nor leaves anything.

@@ -33,14 +33,18 @@ json chat_body(bool cache_prompt = true) {
 
 int64_t cached_tokens(const JsonResponse& r) { return r.body["usage"]["prompt_tokens_details"]["cached_tokens"]; }
 
-// What a resend finds after `earlier` answered the same prompt: all but its last token when the
-// earlier answer filled the block that holds it (blocks of 16 are published when full; it
-// computed its prompt and all its tokens but the last), else the prompt's whole blocks.
-int64_t expected_cached(const JsonResponse& earlier) {
+// What a resend finds after `earlier` answered the same prompt: every position when the
+// earlier answer filled the block that holds its last token (blocks of 16 are published when
+// full; it computed its prompt and all its tokens but the last), the logits after the prompt
+// being cached too; else the prompt's whole blocks.
+bool last_block_filled(const JsonResponse& earlier) {
   const int64_t prompt = earlier.body["usage"]["prompt_tokens"], completion = earlier.body["usage"]["completion_tokens"];
   EXPECT_EQ(completion, 24);
-  const bool last_block_filled = prompt % 16 == 0 || (prompt + completion - 1) / 16 > prompt / 16;
-  return last_block_filled ? prompt - 1 : prompt / 16 * 16;
+  return prompt % 16 == 0 || (prompt + completion - 1) / 16 > prompt / 16;
+}
+int64_t expected_cached(const JsonResponse& earlier) {
+  const int64_t prompt = earlier.body["usage"]["prompt_tokens"];
+  return last_block_filled(earlier) ? prompt : prompt / 16 * 16;
 }
 
 TEST(PrefixCacheServe, AResendReportsItsCachedTokensAndAnswersTheSame) {
@@ -76,6 +80,7 @@ TEST(PrefixCacheServe, AResendReportsItsCachedTokensAndAnswersTheSame) {
   EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_hit_tokens_total"), static_cast<double>(expected_cached(first)));
   EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_miss_tokens_total"),
             static_cast<double>(2 * prompt - expected_cached(first)));
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_logits_hits_total"), last_block_filled(first) ? 1 : 0);
   EXPECT_GT(metric_sample(metrics, "nanoserve_prefix_cache_blocks"), 0);
   EXPECT_EQ(metric_sample(metrics, "nanoserve_prefix_cache_disk_blocks"), 0);
 }

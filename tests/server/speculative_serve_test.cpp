@@ -39,6 +39,7 @@ TEST(SpeculativeServe, StatsReportDraftsAndStepsAndARequestMayOptOut) {
 
   json body = completion_body();
   body["speculative"] = false;
+  body["cache_prompt"] = false;  // its first token computed, not chosen from the prefix cache's logits
   const JsonResponse off = post_json(c, "/v1/completions", body);
   ASSERT_EQ(off.status, 200) << off.text;
   EXPECT_EQ(off.body["choices"][0]["text"], on.body["choices"][0]["text"]);
