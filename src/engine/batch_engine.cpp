@@ -71,9 +71,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-// Prompts whose logits are kept, per slot: each entry is n_vocab floats (0.6 MB for a 152k
-// vocabulary), a small part of the KV blocks that a prompt long enough to matter holds.
-constexpr size_t kLastLogitsPerSlot = 4;
+// Prompts whose logits are kept: 4 per slot, 32 at most. An entry is n_vocab floats (0.6 MB
+// for a 152k vocabulary), a small part of the KV blocks that a prompt long enough to matter holds.
+constexpr size_t kLastLogitsPerSlot = 4, kLastLogitsMax = 32;
 
 const std::vector<int64_t>& BatchEngine::batch_size_bounds() {
   static const std::vector<int64_t> bounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
@@ -89,7 +89,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
              model::KvCache::kDefaultBlockSize, options.prefix_hash),
       context_size_(std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx())),
       prefix_cache_(options.prefix_cache),
-      last_logits_(kLastLogitsPerSlot * static_cast<size_t>(std::max(1, options.parallel))),
+      last_logits_(std::min(kLastLogitsMax, kLastLogitsPerSlot * static_cast<size_t>(std::max(1, options.parallel)))),
       disk_(disk_tier(options, model_, cache_)),
       block_buffer_(disk_ ? cache_.block_bytes() : 0),
       scheduler_({.max_running = options.parallel, .step_tokens = options.step_tokens,
