@@ -49,7 +49,6 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
   const double judged = static_cast<double>(accepted) + (accepted < drafted ? 1.0 : 0.0);
   s.accepted = kMemory * s.accepted + static_cast<double>(accepted);
   s.trials = kMemory * s.trials + judged;
-  if (accepted > 0) s.next_pause = 1;
 }
 
 double DraftPolicy::fill(int64_t longest, int64_t base_rows, double base_tokens, int64_t max_extra_rows,
@@ -132,6 +131,8 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   int64_t given = 0;
   for (int64_t d : best) given += d;
   if (given == 0) steps_since_plain_ = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (best[i] > forced[i]) slots_[static_cast<size_t>(candidates[i].slot)].next_pause = 1;  // its drafts pay
   for (size_t i = 0; i < n && given < max_extra_rows; ++i) {
     if (!eligible[i] || best[i] > 0) continue;
     SlotState& s = slots_[static_cast<size_t>(candidates[i].slot)];

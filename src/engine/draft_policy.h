@@ -20,7 +20,9 @@
 // (by a margin over no drafts: the model has its errors). A new sequence first drafts one
 // token, to learn its acceptance. A sequence whose drafts stop paying stops drafting and tries
 // again (one token) after a pause that doubles each time it still does not pay (and resets
-// when a draft is accepted), so a text that never repeats costs a draft row only now and then.
+// when its drafts pay again), so a text that never repeats costs a draft row only now and
+// then, and so does one whose drafts are right but cost more than they give (a step whose
+// every row costs as much as a token: many sequences on a compute-bound kernel).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // The draft policy hands out draft rows while the step's expected tokens grow faster than its
 // measured time: many on a step whose time hardly grows with rows (memory-bound), none where
 // time grows with every row (compute-bound); the likeliest sequence first; a sequence whose
-// drafts do not pay pauses, longer each time, and drafts again once they pay.
+// drafts do not pay (wrong, or right but too dear) pauses, longer each time, and drafts again
+// once they pay.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -108,6 +109,28 @@ TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
   EXPECT_GT(p.allocate(1, 1, 63, c)[0], 0);
   for (int i = 0; i < 5; ++i) p.record_verify(0, 4, 4);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(p.allocate(1, 1, 63, c)[0], 4);
+}
+
+// Eight sequences on a step whose every row costs as much as a token's share (time ∝ rows):
+// their exploring drafts are all right, yet a draft never pays, so each pauses longer each
+// time rather than exploring again at once (a right draft alone does not end the pauses).
+TEST(DraftPolicy, RightDraftsThatDoNotPayStillPauseLongerEachTime) {
+  DraftPolicy p(8, 72, 8);
+  teach(p, 0.0, 0.003);
+  std::vector<Candidate> c;
+  for (int slot = 0; slot < 8; ++slot) c.push_back({.slot = slot, .available = 4});
+  int64_t draft_rows = 0;
+  for (int step = 0; step < 600; ++step) {
+    const std::vector<int64_t> d = p.allocate(8, 8, 64, c);
+    for (size_t i = 0; i < d.size(); ++i) {
+      if (d[i] == 0) continue;
+      draft_rows += d[i];
+      p.record_verify(c[i].slot, d[i], d[i]);  // always right
+    }
+  }
+  // Each sequence explores about log2(600) times, not every other step.
+  EXPECT_GT(draft_rows, 8);
+  EXPECT_LT(draft_rows, 8 * 16);
 }
 
 // A draft model's passes cost time of their own: on a step that a row hardly slows, drafts pay
