@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <stdexcept>
 
 namespace nanoserve::engine {
@@ -11,26 +12,41 @@ constexpr double kForget = 0.98;         // a step's weight in the line, per new
 constexpr double kMemory = 0.8;          // an older verify outcome's weight, per newer one
 constexpr int64_t kMaxPause = 256;       // steps
 constexpr double kMargin = 1.03;         // drafts must promise this many times the tokens per second of none
+constexpr double kMeasured = 0.01;       // a row count's weight in the line while it counts as measured (~230 steps)
 
 }  // namespace
 
+StepTimes::StepTimes(int64_t max_rows)
+    : max_rows_(max_rows),
+      weight_(static_cast<size_t>(std::max<int64_t>(0, max_rows)) + 1, 0.0),
+      time_(weight_.size(), 0.0) {}
+
 void StepTimes::record(int64_t rows, double seconds) {
   if (rows < 1 || rows > max_rows_ || seconds <= 0) return;
-  const auto x = static_cast<double>(rows);
-  w_ = kForget * w_ + 1;
-  x_ = kForget * x_ + x;
-  xx_ = kForget * xx_ + x * x;
-  y_ = kForget * y_ + seconds;
-  xy_ = kForget * xy_ + x * seconds;
+  for (size_t r = 1; r < weight_.size(); ++r) weight_[r] *= kForget, time_[r] *= kForget;
+  weight_[static_cast<size_t>(rows)] += 1;
+  time_[static_cast<size_t>(rows)] += seconds;
 }
 
-double StepTimes::per_row() const {
-  const double spread = w_ * xx_ - x_ * x_;  // w² × the variance of the row counts
-  if (w_ <= 0 || spread <= 1e-9 * w_ * w_) return 0;
-  return std::max(0.0, (w_ * xy_ - x_ * y_) / spread);
+StepTimes::Line StepTimes::line(int64_t from) const {
+  // Over the row counts from `first` on: the line, and whether two row counts are measured.
+  const auto fit = [&](int64_t first) -> std::pair<Line, bool> {
+    double w = 0, x = 0, xx = 0, y = 0, xy = 0;
+    int counts = 0;
+    for (size_t r = static_cast<size_t>(std::max<int64_t>(1, first)); r < weight_.size(); ++r) {
+      const double rr = static_cast<double>(r);
+      w += weight_[r], x += weight_[r] * rr, xx += weight_[r] * rr * rr, y += time_[r], xy += time_[r] * rr;
+      counts += weight_[r] > kMeasured ? 1 : 0;
+    }
+    const double spread = w * xx - x * x;  // w² × the variance of the row counts
+    if (w <= 0) return {Line{}, false};
+    if (counts < 2 || spread <= 1e-9 * w * w) return {Line{.fixed = y / w, .per_row = 0}, false};
+    const double per_row = std::max(0.0, (w * xy - x * y) / spread);
+    return {Line{.fixed = std::max(0.0, (y - per_row * x) / w), .per_row = per_row}, true};
+  };
+  const auto [local, measured] = fit(from);
+  return measured ? local : fit(1).first;
 }
-
-double StepTimes::fixed() const { return w_ > 0 ? std::max(0.0, (y_ - per_row() * x_) / w_) : 0; }
 
 DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft)
     : times_(max_rows), drafting_(max_draft), slots_(static_cast<size_t>(std::max(0, n_slots))) {}
@@ -51,9 +67,10 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
   s.trials = kMemory * s.trials + judged;
 }
 
-double DraftPolicy::fill(int64_t longest, int64_t base_rows, double base_tokens, int64_t max_extra_rows,
-                         std::span<const Candidate> candidates, const std::vector<bool>& eligible,
-                         const std::vector<double>& accept, std::vector<int64_t>& drafts) const {
+double DraftPolicy::fill(const StepTimes::Line& step, int64_t longest, int64_t base_rows, double base_tokens,
+                         int64_t max_extra_rows, std::span<const Candidate> candidates,
+                         const std::vector<bool>& eligible, const std::vector<double>& accept,
+                         std::vector<int64_t>& drafts) const {
   const size_t n = candidates.size();
   double tokens = base_tokens;
   std::vector<double> next_gain(n);  // the next draft token's expected tokens
@@ -71,7 +88,7 @@ double DraftPolicy::fill(int64_t longest, int64_t base_rows, double base_tokens,
           (best == n || next_gain[i] > next_gain[best]))
         best = i;
     if (best == n) break;
-    const double now = times_.predict(rows), then = times_.predict(rows + 1);
+    const double now = step.at(rows), then = step.at(rows + 1);
     if (now > 0 && (tokens + next_gain[best]) * now <= tokens * then) break;  // its row does not pay
     ++drafts[best];
     ++rows;
@@ -111,15 +128,16 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   }
   const int64_t rows = std::max<int64_t>(1, base_rows);
   const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
+  const StepTimes::Line step = times_.line(rows);
   // The longest draft K whose step gives the most tokens per second (K = 0: only the forced).
   std::vector<int64_t> best = forced;
   double best_rate = 0, rate_without = 0;
   for (int64_t longest = 0; longest <= longest_offer; ++longest) {
     std::vector<int64_t> drafts = forced;
-    const double expected = fill(longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
+    const double expected = fill(step, longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
     int64_t step_rows = rows, rounds = 0;
     for (int64_t d : drafts) step_rows += d, rounds = std::max(rounds, d);
-    const double time = times_.predict(step_rows) + drafting_time(rounds);
+    const double time = step.at(step_rows) + drafting_time(rounds);
     const double rate = time > 0 ? expected / time : expected;  // nothing measured yet: the most tokens
     // Against no drafts, a margin for the model's own error: drafts that promise little gain
     // are as likely to lose a little.

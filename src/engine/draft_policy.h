@@ -31,22 +31,30 @@
 
 namespace nanoserve::engine {
 
-// A forward step's time by its row count: the least-squares line through recent steps.
+// A forward step's time by its row count: the least-squares line through recent steps. A
+// step's time is not a straight line in its rows (a few rows cost little more than one on a
+// memory-bound step; past the kernels' tile of rows each costs its arithmetic), so the line is
+// drawn through the steps of at least `from` rows, where the decisions lie, when they hold two
+// row counts or more; else through all.
 class StepTimes {
  public:
+  struct Line {
+    double fixed = 0, per_row = 0;
+    double at(int64_t rows) const { return fixed + per_row * static_cast<double>(rows); }
+  };
   // Steps of more than `max_rows` rows (prefill) are not recorded: the line is for decode steps.
-  explicit StepTimes(int64_t max_rows) : max_rows_(max_rows) {}
+  explicit StepTimes(int64_t max_rows);
   void record(int64_t rows, double seconds);
-  // 0 before any step is measured; per_row() is 0 until two row counts are.
-  double predict(int64_t rows) const { return fixed() + per_row() * static_cast<double>(rows); }
-  double per_row() const;
+  // 0 before any step is measured; per_row is 0 until two row counts are.
+  Line line(int64_t from = 1) const;
+  double predict(int64_t rows, int64_t from = 1) const { return line(from).at(rows); }
+  double per_row(int64_t from = 1) const { return line(from).per_row; }
 
  private:
-  double fixed() const;
   int64_t max_rows_;
-  // Sums over the recorded steps, each weighing kForget times less per newer step: weight,
-  // rows, rows², time, rows × time.
-  double w_ = 0, x_ = 0, xx_ = 0, y_ = 0, xy_ = 0;
+  // Per row count: the recorded steps' weight and weighted time, each step weighing kForget
+  // times less per newer step.
+  std::vector<double> weight_, time_;
 };
 
 class DraftPolicy {
@@ -89,8 +97,8 @@ class DraftPolicy {
   };
   // The drafts for each candidate with drafts of at most `longest` tokens (one at a time to the
   // likeliest next token while its row pays for itself); returns the expected tokens.
-  double fill(int64_t longest, int64_t base_rows, double base_tokens, int64_t max_extra_rows,
-              std::span<const Candidate> candidates, const std::vector<bool>& eligible,
+  double fill(const StepTimes::Line& step, int64_t longest, int64_t base_rows, double base_tokens,
+              int64_t max_extra_rows, std::span<const Candidate> candidates, const std::vector<bool>& eligible,
               const std::vector<double>& accept, std::vector<int64_t>& drafts) const;
   double drafting_time(int64_t rounds) const { return rounds > 0 ? drafting_.predict(rounds) : 0; }
 

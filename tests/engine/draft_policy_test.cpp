@@ -41,6 +41,24 @@ TEST(StepTimes, ALineThroughRecentStepsOfDecodeSize) {
   EXPECT_NEAR(t.predict(2), 0.022, 1e-4);
 }
 
+// A step's time bends upward past the kernels' tile of rows: the line from 8 rows on follows
+// that part's slope, not the whole range's; with one row count measured there, the whole range's.
+TEST(StepTimes, ALineFromTheRowsWhereTheDecisionsLie) {
+  StepTimes t(64);
+  for (int i = 0; i < 5; ++i) {
+    for (int64_t rows = 1; rows <= 8; ++rows) t.record(rows, 0.020 + 0.0005 * static_cast<double>(rows));
+  }
+  const double whole = t.per_row(1);
+  EXPECT_NEAR(whole, 0.0005, 1e-9);
+  EXPECT_NEAR(t.per_row(8), whole, 1e-12);  // only 8 rows measured from 8 on
+  for (int i = 0; i < 5; ++i)
+    for (int64_t rows = 9; rows <= 12; ++rows) t.record(rows, 0.024 + 0.003 * static_cast<double>(rows - 8));
+  EXPECT_NEAR(t.per_row(9), 0.003, 1e-9);
+  EXPECT_GT(t.per_row(8), 0.002);
+  EXPECT_LT(t.per_row(1), 0.002);
+  EXPECT_NEAR(t.predict(13, 9), 0.024 + 0.003 * 5, 1e-9);
+}
+
 // Clears a new sequence's first, exploring draft (one token).
 void explore(DraftPolicy& p, int slot) {
   const std::vector<Candidate> c = {{.slot = slot, .available = 1}};
