@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 
 namespace nanoserve::engine {
 namespace {
@@ -38,8 +38,8 @@ StepTimes::Line StepTimes::line(int64_t from) const {
       w += weight_[r], x += weight_[r] * rr, xx += weight_[r] * rr * rr, y += time_[r], xy += time_[r] * rr;
       counts += weight_[r] > kMeasured ? 1 : 0;
     }
-    const double spread = w * xx - x * x;  // w² × the variance of the row counts
     if (w <= 0) return {Line{}, false};
+    const double spread = w * xx - x * x;  // w² × the variance of the row counts
     if (counts < 2 || spread <= 1e-9 * w * w) return {Line{.fixed = y / w, .per_row = 0}, false};
     const double per_row = std::max(0.0, (w * xy - x * y) / spread);
     return {Line{.fixed = std::max(0.0, (y - per_row * x) / w), .per_row = per_row}, true};

@@ -4,10 +4,11 @@
 // - The step's cost by its row count: a forward step reads the weights once whatever its rows,
 //   so on a memory-bound machine a few more rows cost little. The step times themselves give a
 //   line, time = fixed + per_row × rows (least squares over recent decode and verify steps,
-//   older ones weighing less); until steps of two row counts are measured, a row costs nothing
-//   (so that drafts get tried and measured). Every kPlainEvery-th step drafts nothing, so that
-//   the line keeps a point without drafts (a sequence that always drafts would otherwise leave
-//   only one row count to measure).
+//   older ones weighing less, drawn through the steps of at least the step's rows without
+//   drafts where two row counts are measured there); until steps of two row counts are
+//   measured, a row costs nothing (so that drafts get tried and measured). Every
+//   kPlainEvery-th step drafts nothing, so that the line keeps a point without drafts (a
+//   sequence that always drafts would otherwise leave only one row count to measure).
 // - Each sequence's acceptance: the chance that its next draft token is right, from its recent
 //   verify steps (a token is accepted only after every one before it was, so a draft of k adds
 //   a + a² + ... + a^k tokens on average).
