@@ -65,15 +65,15 @@ std::shared_ptr<Drafter> make_drafter(const BatchOptions& options, model::Model&
   return nullptr;
 }
 
+// Prompts whose logits are kept: 4 per slot, 32 at most. An entry is n_vocab floats (0.6 MB
+// for a 152k vocabulary), a small part of the KV blocks that a prompt long enough to matter holds.
+constexpr size_t kLastLogitsPerSlot = 4, kLastLogitsMax = 32;
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
-
-// Prompts whose logits are kept: 4 per slot, 32 at most. An entry is n_vocab floats (0.6 MB
-// for a 152k vocabulary), a small part of the KV blocks that a prompt long enough to matter holds.
-constexpr size_t kLastLogitsPerSlot = 4, kLastLogitsMax = 32;
 
 const std::vector<int64_t>& BatchEngine::batch_size_bounds() {
   static const std::vector<int64_t> bounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};

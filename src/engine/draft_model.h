@@ -1,9 +1,9 @@
 // A draft model (a drafter, engine/drafter.h): a smaller model of the same vocabulary guesses
 // the target's next tokens, greedily. It runs on the same forward pass as the target and on
 // the target's threads, with a KV pool of its own (a slot per engine slot), and computes the
-// drafts of every sequence of a
-// step together: a catch-up pass over the tokens its cache lacks (a new prompt, the tokens the
-// target chose last step), then one row per sequence per draft token.
+// drafts of every sequence of a step together: a catch-up pass over the tokens its cache lacks
+// (a new prompt, the tokens the target chose last step), then one row per sequence per draft
+// token.
 //
 // Its cache follows each slot's tokens by itself: before drafting, the slot keeps the longest
 // prefix of its cached tokens that the sequence still begins with (rejected drafts and another

@@ -34,7 +34,7 @@ class LastLogitsCache {
     std::vector<int32_t> tokens;
     std::vector<float> logits;
   };
-  std::list<Entry>::const_iterator locate(std::span<const int32_t> tokens) const;
+  std::list<Entry>::const_iterator locate(std::span<const int32_t> tokens, uint64_t hash) const;
 
   size_t capacity_;
   std::list<Entry> entries_;  // the most recently used first
