@@ -1,5 +1,6 @@
 // Matmul kernels on the shapes of qwen2.5-0.5b, one thread, weights and activations in cache
-// or not as the shape decides: 1 activation row (decode) and 64 (a prefill slice).
+// or not as the shape decides: 1 activation row (decode), 5 and 9 (verify steps), 8 (a batch's
+// decode) and 64 (a prefill slice).
 // Reports GMAC/s and, for decode, weight GB/s; quantize/Q8_0 times the activation rounding
 // that precedes them. On a shared machine read the `min` rows
 // (./build/bench/matmul_bench --benchmark_repetitions=9): the least disturbed run.
@@ -77,7 +78,9 @@ void Register() {
     const std::string name = "matmul/" + std::string(gguf::type_name(c.type)) + (c.interleaved ? "x8" : "");
     benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, c)
         ->Arg(1)
+        ->Arg(5)  // a verify step of 4 draft tokens
         ->Arg(8)
+        ->Arg(9)  // 8 sequences, one of them with a draft token
         ->Arg(64)
         ->Unit(benchmark::kMicrosecond)
         ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); });

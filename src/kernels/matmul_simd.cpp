@@ -184,14 +184,15 @@ void InterleavedRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow
         const bool pair = o % P == 0 && o + P <= g1;  // then it is one (g1 <= n_out)
         const tensor::GroupBlocks place = tensor::group_blocks(w.type, n, w.n_out, o);
         const int64_t width = pair ? P : G;
-        for (int64_t r0 = c0; r0 < c1; r0 += kInterleavedTileRows) {
-          const int nr = static_cast<int>(std::min<int64_t>(kInterleavedTileRows, c1 - r0));
+        for (int64_t r0 = c0; r0 < c1;) {
+          const int nr = InterleavedTile(w.type, c1 - c0, r0 - c0);
           InterleavedDot(w.type, pair, w.data + place.offset, place.stride, end, n, rows + r0,
                          sums ? sums + r0 * nb : nullptr, nr, tile);
           const hn::CappedTag<float, G> dg;  // one group's outputs per vector at most
           for (int r = 0; r < nr; ++r)
             for (int64_t j = 0; j < width; j += G)
               hn::StoreU(hn::LoadU(dg, tile + width * r + j), dg, task.out + (r0 + r) * task.out_stride + o + j);
+          r0 += nr;
         }
         o += width;
       }

@@ -50,10 +50,24 @@ namespace nanoserve::kernels {
 namespace HWY_NAMESPACE {
 
 constexpr int kMaxTileRows = 4;
-// Activation rows per interleaved tile: 8 where AVX-512's 32 registers hold 8 accumulators
-// beside the group's 8 chunks (one pass over the weights serves a decode step of 8
-// sequences), 4 on AVX2's 16 registers.
-constexpr int kInterleavedTileRows = HWY_TARGET == HWY_AVX2 ? 4 : 8;
+// Activation rows per interleaved tile: 10 where AVX-512's 32 registers hold 10 rows' two
+// accumulators beside the group's 8 chunks (one pass over the weights serves a decode step of
+// 8 sequences and a few draft rows), 4 on AVX2's 16 registers.
+constexpr int kInterleavedTileRows = HWY_TARGET == HWY_AVX2 ? 4 : 10;
+// The tile of the kernels that work in passes of 4 rows (the K-quants, and every type on AVX2).
+constexpr int kTileRowsInPasses = HWY_TARGET == HWY_AVX2 ? 4 : 8;
+
+// The activation rows of the InterleavedDot call that starts `done` rows into a chunk of
+// `rows`. The 512-bit kernels for blocks of 32 take any count up to kInterleavedTileRows in
+// one pass, so the chunk is cut into the fewest even tiles (9 rows as 5 + 4, not 8 + 1, whose
+// last pass would carry one row at the cost of a pass's loads and float steps); the others
+// work in passes of 4 (PairInPasses), so their tiles stay 8 rows (4 on AVX2) and the rest.
+inline int InterleavedTile(TensorType type, int64_t rows, int64_t done) {
+  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  if (HWY_TARGET != HWY_AVX3_DL || k_quant) return static_cast<int>(std::min<int64_t>(kTileRowsInPasses, rows - done));
+  const int64_t tiles = (rows + kInterleavedTileRows - 1) / kInterleavedTileRows, small = rows / tiles;
+  return static_cast<int>(done < rows % tiles * (small + 1) ? small + 1 : small);
+}
 
 #if NANOSERVE_FUSED_QUANT_DOT
 // One interleaved group, its block b at group + b * stride.
@@ -69,6 +83,8 @@ void GroupDotOf(const uint8_t* group, uint64_t stride, const uint8_t* end, int64
     case 5: return qd::InterleavedKernel<Block, 5, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
     case 6: return qd::InterleavedKernel<Block, 6, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
     case 7: return qd::InterleavedKernel<Block, 7, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 8: return qd::InterleavedKernel<Block, 8, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
+    case 9: return qd::InterleavedKernel<Block, 9, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
 #endif
     default:
       return qd::InterleavedKernel<Block, kInterleavedTileRows, 1, 1>(group, stride, end, n, a, minus_128_sums, out);
@@ -102,7 +118,7 @@ void PairInPasses(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Ro
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// A pair of blocks of 32 as one group of 16 lanes, 4 to 8 activation rows.
+// A pair of blocks of 32 as one group of 16 lanes, 4 to kInterleavedTileRows activation rows.
 template <class Block>
 void Block32PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a,
                       const int32_t* minus_128_sums, int nr, float* out) {
@@ -112,6 +128,8 @@ void Block32PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const 
     case 5: return qd::InterleavedKernel<Block, 5, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
     case 6: return qd::InterleavedKernel<Block, 6, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
     case 7: return qd::InterleavedKernel<Block, 7, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
+    case 8: return qd::InterleavedKernel<Block, 8, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
+    case 9: return qd::InterleavedKernel<Block, 9, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
     default:
       return qd::InterleavedKernel<Block, kInterleavedTileRows, 1, 2>(pair, stride, end, n, a, minus_128_sums, out);
   }

@@ -299,7 +299,7 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
     ASSERT_TRUE(std::equal(got, got + w.m.row_bytes, w.bytes.data() + o * w.m.row_bytes)) << "row " << o;
   }
 
-  for (int64_t n_rows : {1, 3, 4, 8, 70}) {  // one row (decode), part tiles, a tile, several chunks
+  for (int64_t n_rows : {1, 2, 3, 4, 5, 8, 9, 10, 11, 21, 70}) {  // decode, every tile kind, split tiles, chunks
     const auto x = random_floats(n_in * n_rows, 32 + n_rows);
     Activations acts;
     acts.set(x.data(), n_rows, n_in, n_in);
