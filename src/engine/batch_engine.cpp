@@ -98,7 +98,8 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       drafter_(make_drafter(options, model_, context_size_)),
       draft_max_(options.draft_max),
       draft_always_(options.draft_always),
-      draft_policy_(options.parallel, options.parallel * (options.draft_max + 1), options.draft_max),
+      draft_policy_(options.parallel, options.parallel * (options.draft_max + 1), options.draft_max,
+                    !(drafter_ && drafter_->guesses_are_free())),
       batch_sequences_{.bounds = batch_size_bounds(), .counts = std::vector<uint64_t>(batch_size_bounds().size() + 1),
                        .sum = 0},
       worker_([this] { serve(); }) {
@@ -241,6 +242,7 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& seq = *running_[i];
     seq.draft.clear();
+    seq.guess.clear();
     const int64_t pending = static_cast<int64_t>(seq.tokens.size()) - seq.cached;
     base_rows += pending;
     if (pending != 1) continue;
@@ -266,9 +268,11 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   }
   std::vector<DraftAsk> asks;
   for (size_t k = 0; k < candidates.size(); ++k) {
-    if (lengths[k] <= 0) continue;
     Sequence& seq = *running_[who[k]];
-    asks.push_back({.slot = seq.slot, .tokens = seq.tokens, .max = lengths[k], .out = &seq.draft});
+    if (lengths[k] > 0)
+      asks.push_back({.slot = seq.slot, .tokens = seq.tokens, .max = lengths[k], .out = &seq.draft});
+    else if (drafter_->guesses_are_free() && candidates[k].available > 0)
+      asks.push_back({.slot = seq.slot, .tokens = seq.tokens, .max = 1, .out = &seq.guess});
   }
   if (asks.empty()) return;
   const auto started = std::chrono::steady_clock::now();
@@ -333,6 +337,8 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
         seq.cached = n_tokens + accepted;
         cache_.truncate(seq.slot, seq.cached);
         draft_policy_.record_verify(seq.slot, drafted, accepted);
+      } else if (!seq.guess.empty()) {
+        draft_policy_.record_guess(seq.slot, seq.guess.front() == chosen[i].front());
       }
       seq.tokens.insert(seq.tokens.end(), chosen[i].begin(), chosen[i].end());
       seq.generation->count_step(drafted, accepted);
@@ -497,6 +503,7 @@ void BatchEngine::preempt(Sequence& seq) {
   release(seq);
   seq.slot = -1;
   seq.cached = 0;
+  seq.guess.clear();  // a guess for the step it leaves
   ++preemptions_;
 }
 

@@ -112,6 +112,7 @@ class BatchEngine final : public Engine {
     std::vector<uint64_t> hashes; // chain hashes of tokens' whole blocks (model::KvCache::extend_chain)
     bool speculating = false;     // a drafter proposes tokens for it
     std::vector<int32_t> draft;   // this step's draft tokens (to follow tokens)
+    std::vector<int32_t> guess;   // without drafts, the drafter's free guess of this step's token
   };
   using SequencePtr = std::unique_ptr<Sequence>;
 

@@ -48,8 +48,8 @@ StepTimes::Line StepTimes::line(int64_t from) const {
   return measured ? local : fit(1).first;
 }
 
-DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft)
-    : times_(max_rows), drafting_(max_draft), slots_(static_cast<size_t>(std::max(0, n_slots))) {}
+DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft, bool explores)
+    : times_(max_rows), drafting_(max_draft), slots_(static_cast<size_t>(std::max(0, n_slots))), explores_(explores) {}
 
 void DraftPolicy::start(int slot) { slots_.at(static_cast<size_t>(slot)) = SlotState{}; }
 
@@ -116,7 +116,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     eligible[i] = true;
     accept[i] = acceptance(candidates[i].slot);
     longest_offer = std::max(longest_offer, candidates[i].available);
-    if (s.explore && forced_rows < max_extra_rows) {
+    if (explores_ && s.explore && forced_rows < max_extra_rows) {
       s.explore = false;
       forced[i] = 1;
       forced_rows += forced[i];

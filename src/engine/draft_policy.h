@@ -19,7 +19,8 @@
 // sequence whose next one is most likely accepted, while the expected tokens grow faster than
 // the step's time; the K whose step gives the most tokens per second, drafting included, wins
 // (by a margin over no drafts: the model has its errors). A new sequence first drafts one
-// token, to learn its acceptance. A sequence whose drafts stop paying stops drafting and tries
+// token, to learn its acceptance (unless its guesses cost nothing: then the guess it would have
+// drafted in each step without drafts is judged instead, record_guess). A sequence whose drafts stop paying stops drafting and tries
 // again (one token) after a pause that doubles each time it still does not pay (and resets
 // when its drafts pay again), so a text that never repeats costs a draft row only now and
 // then, and so does one whose drafts are right but cost more than they give (a step whose
@@ -68,8 +69,9 @@ class DraftPolicy {
   };
 
   // `max_rows`: the most rows a decode step has (every slot with its longest draft);
-  // `max_draft`: the longest draft.
-  DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft);
+  // `max_draft`: the longest draft. `explores`: whether a sequence drafts a token to learn its
+  // acceptance (false where the engine measures it with free guesses, record_guess).
+  DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft, bool explores = true);
 
   // A new sequence in `slot`: acceptance back to the prior, no pause.
   void start(int slot);
@@ -79,6 +81,8 @@ class DraftPolicy {
   void record_drafting(int64_t rounds, double seconds) { drafting_.record(rounds, seconds); }
   // A verify step of `slot` checked `drafted` tokens, `accepted` of them right.
   void record_verify(int slot, int64_t drafted, int64_t accepted);
+  // The token `slot` would have drafted in a step where it drafted nothing was `right` or not.
+  void record_guess(int slot, bool right) { record_verify(slot, 1, right ? 1 : 0); }
   // Draft tokens for each candidate (in order) in a step that has `base_rows` rows and yields
   // `base_tokens` tokens without drafts (a token per decoding sequence); their sum is at most
   // `max_extra_rows`.
@@ -105,6 +109,7 @@ class DraftPolicy {
 
   StepTimes times_, drafting_;
   std::vector<SlotState> slots_;
+  bool explores_;
   int64_t steps_since_plain_ = 0;  // allocations since one that gave no drafts
 };
 

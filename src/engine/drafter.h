@@ -33,6 +33,10 @@ class Drafter {
   // the seconds of it that went into taking in new prompts (a draft model's prefill): a cost of
   // a request, once, rather than of the step (engine/draft_policy.h leaves it out).
   virtual double propose(std::span<const DraftAsk> asks) = 0;
+  // Whether a guess costs next to nothing (prompt lookup): then a sequence that drafts nothing
+  // in a step is still asked for one token, checked against the token the step chooses, so
+  // that its acceptance is measured without spending a row (engine/draft_policy.h).
+  virtual bool guesses_are_free() const { return false; }
 };
 
 }  // namespace nanoserve::engine

@@ -22,6 +22,7 @@ class PromptLookup final : public Drafter {
 
   int64_t available(std::span<const int32_t> tokens, int64_t max) const override;
   double propose(std::span<const DraftAsk> asks) override;
+  bool guesses_are_free() const override { return true; }
 
   // The proposal for one sequence: up to max tokens (empty when no n-gram recurs).
   static std::vector<int32_t> lookup(std::span<const int32_t> tokens, int64_t max);

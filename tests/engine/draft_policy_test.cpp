@@ -151,6 +151,33 @@ TEST(DraftPolicy, RightDraftsThatDoNotPayStillPauseLongerEachTime) {
   EXPECT_LT(draft_rows, 8 * 16);
 }
 
+// Where guesses cost nothing (prompt lookup), no row is spent to learn a sequence's acceptance:
+// on a step where a draft at the prior's acceptance does not pay (8 rows, a row +9%), nobody
+// drafts until the guesses it would have drafted show it right, and the sequences whose guesses
+// are wrong never draft.
+TEST(DraftPolicy, WithFreeGuessesAcceptanceIsLearnedWithoutARow) {
+  DraftPolicy p(8, 72, 8, /*explores=*/false);
+  teach(p, 0.010, 0.003);
+  std::vector<Candidate> c;
+  for (int slot = 0; slot < 8; ++slot) c.push_back({.slot = slot, .available = 4});
+  EXPECT_EQ(sum(p.allocate(8, 8, 64, c)), 0);  // no exploring row
+  int64_t right_rows = 0, wrong_rows = 0;
+  for (int step = 0; step < 100; ++step) {
+    const std::vector<int64_t> d = p.allocate(8, 8, 64, c);
+    for (size_t i = 0; i < d.size(); ++i) {
+      const bool right = c[i].slot == 0;
+      (right ? right_rows : wrong_rows) += d[i];
+      if (d[i] > 0)
+        p.record_verify(c[i].slot, d[i], right ? d[i] : 0);
+      else
+        p.record_guess(c[i].slot, right);
+    }
+  }
+  EXPECT_GT(p.acceptance(0), 0.9);
+  EXPECT_GT(right_rows, 100);
+  EXPECT_EQ(wrong_rows, 0);
+}
+
 // A draft model's passes cost time of their own: on a step that a row hardly slows, drafts pay
 // while a pass is cheap beside the step, and not when a pass costs as much as the step.
 TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
