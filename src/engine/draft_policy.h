@@ -19,12 +19,13 @@
 // sequence whose next one is most likely accepted, while the expected tokens grow faster than
 // the step's time; the K whose step gives the most tokens per second, drafting included, wins
 // (by a margin over no drafts: the model has its errors). A new sequence first drafts one
-// token, to learn its acceptance (unless its guesses cost nothing: then the guess it would have
-// drafted in each step without drafts is judged instead, record_guess). A sequence whose drafts stop paying stops drafting and tries
+// token, to learn its acceptance. A sequence whose drafts stop paying stops drafting and tries
 // again (one token) after a pause that doubles each time it still does not pay (and resets
 // when its drafts pay again), so a text that never repeats costs a draft row only now and
 // then, and so does one whose drafts are right but cost more than they give (a step whose
-// every row costs as much as a token: many sequences on a compute-bound kernel).
+// every row costs as much as a token: many sequences on a compute-bound kernel). Where guesses
+// cost nothing (prompt lookup), no row is spent to learn: the guess a sequence would have
+// drafted in each step without drafts is judged instead (record_guess), and nothing explores.
 #pragma once
 
 #include <cstdint>
