@@ -128,7 +128,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   }
   const int64_t rows = std::max<int64_t>(1, base_rows);
   const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
-  const StepTimes::Line step = times_.line(rows);
+  const StepTimes::Line step = times_.line(rows), drafting = drafting_.line();
   // The longest draft K whose step gives the most tokens per second (K = 0: only the forced).
   std::vector<int64_t> best = forced;
   double best_rate = 0, rate_without = 0;
@@ -137,7 +137,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     const double expected = fill(step, longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
     int64_t step_rows = rows, rounds = 0;
     for (int64_t d : drafts) step_rows += d, rounds = std::max(rounds, d);
-    const double time = step.at(step_rows) + drafting_time(rounds);
+    const double time = step.at(step_rows) + (rounds > 0 ? drafting.at(rounds) : 0);
     const double rate = time > 0 ? expected / time : expected;  // nothing measured yet: the most tokens
     // Against no drafts, a margin for the model's own error: drafts that promise little gain
     // are as likely to lose a little.

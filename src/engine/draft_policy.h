@@ -106,7 +106,6 @@ class DraftPolicy {
   double fill(const StepTimes::Line& step, int64_t longest, int64_t base_rows, double base_tokens,
               int64_t max_extra_rows, std::span<const Candidate> candidates, const std::vector<bool>& eligible,
               const std::vector<double>& accept, std::vector<int64_t>& drafts) const;
-  double drafting_time(int64_t rounds) const { return rounds > 0 ? drafting_.predict(rounds) : 0; }
 
   StepTimes times_, drafting_;
   std::vector<SlotState> slots_;

@@ -57,14 +57,17 @@ constexpr int kInterleavedTileRows = HWY_TARGET == HWY_AVX2 ? 4 : 10;
 // The tile of the kernels that work in passes of 4 rows (the K-quants, and every type on AVX2).
 constexpr int kTileRowsInPasses = HWY_TARGET == HWY_AVX2 ? 4 : 8;
 
+// The K-quants among the fused types: their kernels keep integer sums per super-block as well.
+inline bool IsFusedKQuant(TensorType type) { return type == TensorType::Q4_K || type == TensorType::Q6_K; }
+
 // The activation rows of the InterleavedDot call that starts `done` rows into a chunk of
 // `rows`. The 512-bit kernels for blocks of 32 take any count up to kInterleavedTileRows in
 // one pass, so the chunk is cut into the fewest even tiles (9 rows as 5 + 4, not 8 + 1, whose
 // last pass would carry one row at the cost of a pass's loads and float steps); the others
 // work in passes of 4 (PairInPasses), so their tiles stay 8 rows (4 on AVX2) and the rest.
 inline int InterleavedTile(TensorType type, int64_t rows, int64_t done) {
-  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
-  if (HWY_TARGET != HWY_AVX3_DL || k_quant) return static_cast<int>(std::min<int64_t>(kTileRowsInPasses, rows - done));
+  if (HWY_TARGET != HWY_AVX3_DL || IsFusedKQuant(type))
+    return static_cast<int>(std::min<int64_t>(kTileRowsInPasses, rows - done));
   const int64_t tiles = (rows + kInterleavedTileRows - 1) / kInterleavedTileRows, small = rows / tiles;
   return static_cast<int>(done < rows % tiles * (small + 1) ? small + 1 : small);
 }
@@ -181,15 +184,13 @@ inline void InterleavedDot(TensorType type, bool pair, const uint8_t* group, uin
 
 // Whether this target has a fused kernel for the weight type.
 inline bool HasFusedDot(TensorType type) {
-  return type == TensorType::Q8_0 || type == TensorType::Q4_0 || type == TensorType::Q5_0 ||
-         type == TensorType::Q4_K || type == TensorType::Q6_K;
+  return type == TensorType::Q8_0 || type == TensorType::Q4_0 || type == TensorType::Q5_0 || IsFusedKQuant(type);
 }
 
 // Weight rows per tile: four for blocks of 32 where AVX-512's 32 registers hold a 4 × 4 tile,
 // two for the K-quants (whose tiles also keep integer sums) and on AVX2's 16 registers.
 inline int FusedTileRows(TensorType type) {
-  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
-  return k_quant || HWY_TARGET == HWY_AVX2 ? 2 : 4;
+  return IsFusedKQuant(type) || HWY_TARGET == HWY_AVX2 ? 2 : 4;
 }
 
 template <int NW, int NR>
