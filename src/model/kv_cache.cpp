@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "tensor/fp16.h"
+#include "kernels/ops.h"
 
 namespace nanoserve::model {
 
@@ -258,14 +258,17 @@ int64_t KvCache::tile_offset(int layer, int64_t kv_head, int64_t block) const {
 
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
   const int64_t block = sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_)), slot = pos % block_size_;
+  constexpr int64_t kPiece = 64;  // key dimensions converted at once, then spread down the tile
+  uint16_t k_half[kPiece];
   for (int64_t h = 0; h < n_head_kv_; ++h) {
     const int64_t tile = tile_offset(layer, h, block);
     uint16_t* k_slot = k_data() + tile + slot;  // dimension d at k_slot[d * block_size]
-    uint16_t* v_row = v_data() + tile + slot * head_dim_;
-    for (int64_t d = 0; d < head_dim_; ++d) {
-      k_slot[d * block_size_] = tensor::f32_to_f16(k[h * head_dim_ + d]);
-      v_row[d] = tensor::f32_to_f16(v[h * head_dim_ + d]);
+    for (int64_t d0 = 0; d0 < head_dim_; d0 += kPiece) {
+      const int64_t n = std::min(kPiece, head_dim_ - d0);
+      kernels::f32_to_f16_row(k + h * head_dim_ + d0, n, k_half);
+      for (int64_t d = 0; d < n; ++d) k_slot[(d0 + d) * block_size_] = k_half[d];
     }
+    kernels::f32_to_f16_row(v + h * head_dim_, head_dim_, v_data() + tile + slot * head_dim_);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/activations.h"
+#include "kernels/ops.h"
 #include "kernels/every_target.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
@@ -129,8 +130,8 @@ TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
   }
 }
 
-// Rounding activations to F16 / BF16 precision: the SIMD versions give the scalar
-// conversions' floats bit for bit on every target, at ties, at the edges of the F16 range
+// Rounding activations to F16 / BF16 precision, and the KV cache's F16 conversion
+// (f32_to_f16_row): the SIMD versions give the scalar conversions' values bit for bit on every target, at ties, at the edges of the F16 range
 // (65504, the 65520 tie that goes to infinity, subnormals and their ties, below the smallest),
 // signed zeros, infinities; a NaN stays a NaN.
 TEST(Activations, SimdRoundingToHalfPrecisionEqualsScalarOnEveryTarget) {
@@ -153,6 +154,11 @@ TEST(Activations, SimdRoundingToHalfPrecisionEqualsScalarOnEveryTarget) {
     round_through_f16_simd(x.data(), static_cast<int64_t>(x.size()), got.data());
     for (size_t i = 0; i < x.size(); ++i)
       ASSERT_TRUE(same(got[i], tensor::f16_to_f32(tensor::f32_to_f16(x[i])))) << name << " F16 " << x[i];
+    std::vector<uint16_t> half(x.size());
+    f32_to_f16_row(x.data(), static_cast<int64_t>(x.size()), half.data());  // the KV cache's conversion
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(same(tensor::f16_to_f32(half[i]), tensor::f16_to_f32(tensor::f32_to_f16(x[i]))))
+          << name << " F16 bits " << x[i];
     round_through_bf16_simd(x.data(), static_cast<int64_t>(x.size()), got.data());
     for (size_t i = 0; i < x.size(); ++i)
       ASSERT_TRUE(same(got[i], tensor::bf16_to_f32(tensor::f32_to_bf16(x[i])))) << name << " BF16 " << x[i];
