@@ -41,7 +41,8 @@ void F32ToF16Row(const float* x, int64_t n, uint16_t* out) {
   const hn::ScalableTag<float> df;
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  for (; i + N <= n; i += N) hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, x + i)), dh, reinterpret_cast<hwy::float16_t*>(out + i));
+  auto* half = reinterpret_cast<hwy::float16_t*>(out);
+  for (; i + N <= n; i += N) hn::StoreU(hn::DemoteTo(dh, hn::LoadU(df, x + i)), dh, half + i);
 #endif
   for (; i < n; ++i) out[i] = tensor::f32_to_f16(x[i]);
 }

@@ -131,9 +131,9 @@ TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
 }
 
 // Rounding activations to F16 / BF16 precision, and the KV cache's F16 conversion
-// (f32_to_f16_row): the SIMD versions give the scalar conversions' values bit for bit on every target, at ties, at the edges of the F16 range
-// (65504, the 65520 tie that goes to infinity, subnormals and their ties, below the smallest),
-// signed zeros, infinities; a NaN stays a NaN.
+// (f32_to_f16_row): the SIMD versions give the scalar conversions' values bit for bit on every
+// target, at ties, at the edges of the F16 range (65504, the 65520 tie that goes to infinity,
+// subnormals and their ties, below the smallest), signed zeros, infinities; a NaN stays a NaN.
 TEST(Activations, SimdRoundingToHalfPrecisionEqualsScalarOnEveryTarget) {
   std::vector<float> x = {0.0f, -0.0f, 1.0f, -2.0f, 0.333333f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 1e6f,
                           6.1035156e-05f, 6.0e-05f, 5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f, 1e-9f, -1e-9f,
