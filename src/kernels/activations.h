@@ -90,5 +90,8 @@ void quantize_q8_k_simd(const float* x, int64_t n, int8_t* q, float* d, int16_t*
 // tensor::f32_to_f16 / f32_to_bf16 round (bit-identical; NaN stays NaN).
 void round_through_f16_simd(const float* x, int64_t n, float* out);
 void round_through_bf16_simd(const float* x, int64_t n, float* out);
+// out[i] = tensor::f32_to_f16(x[i]), bit for bit, for i < n (F16C where the CPU has it): the KV
+// cache's keys and values.
+void f32_to_f16_row(const float* x, int64_t n, uint16_t* out);
 
 }  // namespace nanoserve::kernels

@@ -1,7 +1,8 @@
 // SIMD versions of the activation quantizers of activations.cpp, bit-identical to them: the
 // same block maxima, the same multipliers computed in scalar float, and round-to-nearest-even
 // (the SIMD conversion's default rounding, as nearbyint and ggml's nearest_int do); and the
-// rounding of activations to F16 / BF16 precision, bit-identical to tensor/fp16.h's.
+// rounding of activations to F16 / BF16 precision and the KV cache's F16 conversion,
+// bit-identical to tensor/fp16.h's.
 #include <algorithm>
 #include <cmath>
 
@@ -49,18 +50,37 @@ float AbsMax(const float* x, int count) {
   return hn::GetLane(hn::MaxOfLanes(df, m));
 }
 
-// out[i] = the float that x[i]'s nearest F16 (ties to even) holds, for i < n; out may be x.
-void RoundThroughF16(const float* x, int64_t n, float* out) {
+// Calls put(i, h) with h the F16 vector of x[i, i + N) for each whole vector of x[0, n), and
+// returns where the whole vectors end (0 where the target lacks F16C): F16C's conversion rounds
+// to nearest even and quiets a NaN as tensor::f32_to_f16 does; targets without it emulate the
+// conversion with truncation, so the caller converts the rest with tensor::f32_to_f16.
+template <class Put>
+int64_t ForEachHalfVector(const float* x, int64_t n, Put&& put) {
   int64_t i = 0;
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // F16C's conversion rounds to nearest even, as tensor::f32_to_f16 does; targets without
-  // it emulate the conversion with truncation.
   const hn::ScalableTag<float> df;
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  for (; i + N <= n; i += N) hn::StoreU(hn::PromoteTo(df, hn::DemoteTo(dh, hn::LoadU(df, x + i))), df, out + i);
+  for (; i + N <= n; i += N) put(i, hn::DemoteTo(dh, hn::LoadU(df, x + i)));
+#else
+  (void)x, (void)n, (void)put;
 #endif
+  return i;
+}
+
+// out[i] = the float that x[i]'s nearest F16 (ties to even) holds, for i < n; out may be x.
+void RoundThroughF16(const float* x, int64_t n, float* out) {
+  const hn::ScalableTag<float> df;
+  int64_t i = ForEachHalfVector(x, n, [&](int64_t at, auto h) { hn::StoreU(hn::PromoteTo(df, h), df, out + at); });
   for (; i < n; ++i) out[i] = tensor::f16_to_f32(tensor::f32_to_f16(x[i]));
+}
+
+// out[i] = tensor::f32_to_f16(x[i]) for i < n.
+void F32ToF16(const float* x, int64_t n, uint16_t* out) {
+  const hn::Rebind<hwy::float16_t, hn::ScalableTag<float>> dh;
+  auto* half = reinterpret_cast<hwy::float16_t*>(out);
+  int64_t i = ForEachHalfVector(x, n, [&](int64_t at, auto h) { hn::StoreU(h, dh, half + at); });
+  for (; i < n; ++i) out[i] = tensor::f32_to_f16(x[i]);
 }
 
 // out[i] = the float that x[i]'s nearest BF16 (ties to even) holds, on the bits as
@@ -127,6 +147,7 @@ namespace nanoserve::kernels {
 HWY_EXPORT(QuantizeQ8Block32);
 HWY_EXPORT(QuantizeQ8K);
 HWY_EXPORT(RoundThroughF16);
+HWY_EXPORT(F32ToF16);
 HWY_EXPORT(RoundThroughBF16);
 
 void quantize_q8_block32_simd(const float* x, int64_t n, int8_t* q, float* d, float* s, uint8_t* u,
@@ -141,6 +162,8 @@ void quantize_q8_k_simd(const float* x, int64_t n, int8_t* q, float* d, int16_t*
 void round_through_f16_simd(const float* x, int64_t n, float* out) {
   HWY_DYNAMIC_DISPATCH(RoundThroughF16)(x, n, out);
 }
+
+void f32_to_f16_row(const float* x, int64_t n, uint16_t* out) { HWY_DYNAMIC_DISPATCH(F32ToF16)(x, n, out); }
 
 void round_through_bf16_simd(const float* x, int64_t n, float* out) {
   HWY_DYNAMIC_DISPATCH(RoundThroughBF16)(x, n, out);

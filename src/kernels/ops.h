@@ -12,8 +12,6 @@ void add(float* x, const float* y, int64_t n);
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 // The same in scalar code with std::exp (the reference the SIMD version is tested against).
 void silu_mul_reference(const float* gate, const float* up, float* out, int64_t n);
-// out[i] = tensor::f32_to_f16(x[i]), bit for bit, for i < n (F16C where the CPU has it).
-void f32_to_f16_row(const float* x, int64_t n, uint16_t* out);
 // x = softmax(x) in place (max subtracted first); returns the max.
 float softmax(float* x, int64_t n);
 

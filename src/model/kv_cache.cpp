@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/ops.h"
+#include "kernels/activations.h"
 
 namespace nanoserve::model {
 

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "kernels/activations.h"
-#include "kernels/ops.h"
 #include "kernels/every_target.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
