@@ -1,12 +1,28 @@
 // RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace nanoserve::kernels {
 
-// y may alias x. As ggml does: the sum of squares in double, the scale in float, x scaled
-// first and multiplied by the weight after (the two roundings the reference makes).
+// The sum of squares runs in this many interleaved chains (element i into chain i % 8), added
+// in chain order at the end: one double vector's lanes on AVX-512, so that the vector kernel
+// needs no sum across a chain's elements out of order, and the scalar one gives its bits.
+constexpr int kNormChains = 8;
+
+// y may alias x. As ggml does: the squares in float summed in double, the scale in float, x
+// scaled first and multiplied by the weight after (the two roundings the reference makes).
+// Uses the SIMD kernels of the best target this CPU supports.
 void rms_norm(const float* x, const float* weight, float* y, int64_t n, float eps);
+
+// The same in scalar code (the reference the SIMD version is tested against, bit for bit).
+void rms_norm_reference(const float* x, const float* weight, float* y, int64_t n, float eps);
+
+// 1 / sqrt(mean + eps) from the sum of squares of n elements.
+inline float rms_scale(double sum_of_squares, int64_t n, float eps) {
+  const float mean = static_cast<float>(sum_of_squares / static_cast<double>(n));
+  return 1.0f / std::sqrt(mean + eps);
+}
 
 }  // namespace nanoserve::kernels

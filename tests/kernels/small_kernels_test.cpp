@@ -38,6 +38,25 @@ TEST(RmsNorm, MatchesDefinition) {
   EXPECT_EQ(inplace, y);
 }
 
+// The vector kernel sums each chain of squares in the reference's order, so its outputs are
+// the reference's bits: model dimensions, a head's 64 and 128, lengths that end in a partial
+// vector or chain, and magnitudes 30 powers of two apart (where a different order of the
+// double sum would round differently).
+TEST(RmsNorm, SimdEqualsScalarOnEveryTarget) {
+  for (int64_t n : {int64_t{3}, int64_t{64}, int64_t{128}, int64_t{300}, int64_t{896}, int64_t{1001}}) {
+    auto x = random_floats(static_cast<size_t>(n), 3);
+    const auto w = random_floats(static_cast<size_t>(n), 4);
+    for (int64_t i = 0; i < n; i += 5) x[i] *= 1e-9f;
+    for (int64_t i = 1; i < n; i += 7) x[i] *= 3e4f;
+    std::vector<float> expected(n), y(n);
+    rms_norm_reference(x.data(), w.data(), expected.data(), n, 1e-6f);
+    for (int64_t target : EverySimdTarget()) {
+      rms_norm(x.data(), w.data(), y.data(), n, 1e-6f);
+      EXPECT_EQ(y, expected) << hwy::TargetName(target) << ", " << n << " elements";
+    }
+  }
+}
+
 TEST(Rope, BothStylesRotateTheRightPairsByTheRightAngles) {
   const int head_dim = 8, n_rot = 6, n_heads = 2;
   const float base = 10000.0f;
