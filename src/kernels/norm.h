@@ -7,8 +7,8 @@
 namespace nanoserve::kernels {
 
 // The sum of squares runs in this many interleaved chains (element i into chain i % 8), added
-// in chain order at the end: one double vector's lanes on AVX-512, so that the vector kernel
-// needs no sum across a chain's elements out of order, and the scalar one gives its bits.
+// in chain order at the end: the lanes of one AVX-512 double vector (or of as many narrower
+// ones), so that the SIMD kernel and the scalar reference add in the same order, bit for bit.
 constexpr int kNormChains = 8;
 
 // y may alias x. As ggml does: the squares in float summed in double, the scale in float, x

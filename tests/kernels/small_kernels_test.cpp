@@ -40,8 +40,8 @@ TEST(RmsNorm, MatchesDefinition) {
 
 // The vector kernel sums each chain of squares in the reference's order, so its outputs are
 // the reference's bits: model dimensions, a head's 64 and 128, lengths that end in a partial
-// vector or chain, and magnitudes 30 powers of two apart (where a different order of the
-// double sum would round differently).
+// vector or chain, and magnitudes far enough apart that the double sums round (where their
+// order matters).
 TEST(RmsNorm, SimdEqualsScalarOnEveryTarget) {
   for (int64_t n : {int64_t{3}, int64_t{64}, int64_t{128}, int64_t{300}, int64_t{896}, int64_t{1001}}) {
     auto x = random_floats(static_cast<size_t>(n), 3);
