@@ -254,7 +254,10 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
     const int64_t room = std::min({draft_max_, r.max_tokens - generated - 1,
                                    context_size_ - static_cast<int64_t>(seq.tokens.size())});
     if (room <= 0) continue;
-    candidates.push_back({.slot = seq.slot, .available = drafter_->available(seq.tokens, room)});
+    candidates.push_back({.slot = seq.slot,
+                          .available = drafter_->available(seq.tokens, room),
+                          .intake = drafter_->intake(seq.slot, seq.tokens),
+                          .remaining = r.max_tokens - generated});
     who.push_back(i);
   }
   if (candidates.empty()) return;
@@ -276,9 +279,10 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   }
   if (asks.empty()) return;
   const auto started = std::chrono::steady_clock::now();
-  const double prompt_seconds = drafter_->propose(asks);
+  const PromptIntake prompts = drafter_->propose(asks);
   draft_policy_.record_drafting(*std::max_element(lengths.begin(), lengths.end()),
-                                seconds_since(started) - prompt_seconds);
+                                seconds_since(started) - prompts.seconds);
+  draft_policy_.record_intake(prompts.tokens, prompts.seconds);
   for (size_t k = 0; k < candidates.size(); ++k) {
     Sequence& seq = *running_[who[k]];
     if (static_cast<int64_t>(seq.draft.size()) > lengths[k]) seq.draft.resize(static_cast<size_t>(lengths[k]));

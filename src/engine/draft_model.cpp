@@ -54,10 +54,21 @@ int64_t DraftModel::available(std::span<const int32_t> tokens, int64_t max) cons
   return std::max<int64_t>(0, std::min(max, context_size_ - static_cast<int64_t>(tokens.size())));
 }
 
-double DraftModel::propose(std::span<const DraftAsk> asks) {
+size_t DraftModel::kept(int slot, std::span<const int32_t> tokens) const {
+  const std::vector<int32_t>& fed = fed_[static_cast<size_t>(slot)];
+  const size_t limit = std::min(fed.size(), tokens.empty() ? 0 : tokens.size() - 1);
+  return static_cast<size_t>(
+      std::mismatch(fed.begin(), fed.begin() + static_cast<std::ptrdiff_t>(limit), tokens.begin()).first - fed.begin());
+}
+
+int64_t DraftModel::intake(int slot, std::span<const int32_t> tokens) const {
+  return tokens.empty() ? 0 : static_cast<int64_t>(tokens.size() - 1 - kept(slot, tokens));
+}
+
+PromptIntake DraftModel::propose(std::span<const DraftAsk> asks) {
   for (const DraftAsk& ask : asks) ask.out->clear();
-  if (asks.empty()) return 0;
-  const double prompt_seconds = catch_up(asks);
+  if (asks.empty()) return {};
+  const PromptIntake prompts = catch_up(asks);
   // logits_ holds a row per ask, in order: each round drafts a token per ask from its row, then
   // feeds the tokens of those that want more.
   std::vector<size_t> active(asks.size());
@@ -76,21 +87,17 @@ double DraftModel::propose(std::span<const DraftAsk> asks) {
     if (!more.empty()) forward();
     active = std::move(more);
   }
-  return prompt_seconds;
+  return prompts;
 }
 
-double DraftModel::catch_up(std::span<const DraftAsk> asks) {
+PromptIntake DraftModel::catch_up(std::span<const DraftAsk> asks) {
   // What each slot's cache keeps: the longest prefix of its tokens the sequence begins with,
   // short of the last token (whose logits are wanted).
   size_t missing = 0;
   for (const DraftAsk& ask : asks) {
-    std::vector<int32_t>& fed = fed_[static_cast<size_t>(ask.slot)];
-    const size_t limit = std::min(fed.size(), ask.tokens.size() - 1);
-    const size_t keep = static_cast<size_t>(
-        std::mismatch(fed.begin(), fed.begin() + static_cast<std::ptrdiff_t>(limit), ask.tokens.begin()).first -
-        fed.begin());
+    const size_t keep = kept(ask.slot, ask.tokens);
     cache_.truncate(ask.slot, static_cast<int64_t>(keep));
-    fed.resize(keep);
+    fed_[static_cast<size_t>(ask.slot)].resize(keep);
     missing += ask.tokens.size() - 1 - keep;
   }
   // Into a new batch: each ask's missing tokens but its last, `rows` in all at most.
@@ -104,18 +111,19 @@ double DraftModel::catch_up(std::span<const DraftAsk> asks) {
   // A prompt's worth goes first, in passes of at most kDefaultStepTokens rows (timed apart);
   // a few tokens (what the model chose last step) join the pass of the last tokens.
   const auto started = std::chrono::steady_clock::now();
-  const bool prompt = missing > kPromptRows;
+  PromptIntake prompts;
   constexpr auto kPromptPass = static_cast<size_t>(kDefaultStepTokens);
-  if (prompt)
+  if (missing > kPromptRows) {
     for (feed_missing(kPromptPass); batch_.size() > 0; feed_missing(kPromptPass)) forward();
-  const double prompt_seconds =
-      prompt ? std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() : 0;
+    prompts = {.tokens = static_cast<int64_t>(missing),
+               .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()};
+  }
   // The rest, then the last tokens in ask order, so that logits_ has a row per ask (rows of
   // different sequences may interleave).
   feed_missing(std::numeric_limits<size_t>::max());
   for (const DraftAsk& ask : asks) feed(ask.slot, ask.tokens.back(), true);
   forward();
-  return prompt_seconds;
+  return prompts;
 }
 
 void DraftModel::feed(int slot, int32_t token, bool logits) {

@@ -39,12 +39,15 @@ class DraftModel final : public Drafter {
   DraftModel(const DraftModelOptions& options, model::Model& target);
 
   int64_t available(std::span<const int32_t> tokens, int64_t max) const override;
-  double propose(std::span<const DraftAsk> asks) override;
+  int64_t intake(int slot, std::span<const int32_t> tokens) const override;
+  PromptIntake propose(std::span<const DraftAsk> asks) override;
 
  private:
-  // Feeds each slot's missing tokens, logits for the last; returns the seconds spent on a
-  // prompt's worth of them (more than kPromptRows in all, fed in passes of their own).
-  double catch_up(std::span<const DraftAsk> asks);
+  // The tokens of `tokens` (but its last) that the slot's cache holds: the longest common prefix.
+  size_t kept(int slot, std::span<const int32_t> tokens) const;
+  // Feeds each slot's missing tokens, logits for the last; returns a prompt's worth of them
+  // (more than kPromptRows in all, fed in passes of their own) and their seconds.
+  PromptIntake catch_up(std::span<const DraftAsk> asks);
   void feed(int slot, int32_t token, bool logits);  // a row at the slot's next position, into batch_
   void forward();                                     // batch_ into logits_
 

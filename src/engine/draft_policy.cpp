@@ -58,6 +58,33 @@ double DraftPolicy::acceptance(int slot) const {
   return s.trials > 0 ? s.accepted / s.trials : kPrior;
 }
 
+void DraftPolicy::record_intake(int64_t tokens, double seconds) {
+  if (tokens <= 0 || seconds <= 0) return;
+  intake_tokens_ = kForget * intake_tokens_ + static_cast<double>(tokens);
+  intake_seconds_ = kForget * intake_seconds_ + seconds;
+}
+
+double DraftPolicy::intake_share(const Candidate& c, int64_t rows) const {
+  if (c.intake <= 0 || rows <= 0 || intake_tokens_ <= 0) return 0;
+  const auto gained = static_cast<double>(rows + 1);  // at most its drafts and the step's own token
+  return static_cast<double>(c.intake) * (intake_seconds_ / intake_tokens_) *
+         std::min(1.0, gained / static_cast<double>(std::max<int64_t>(1, c.remaining)));
+}
+
+bool DraftPolicy::could_pay(const Candidate& c, const StepTimes::Line& step, const StepTimes::Line& drafting,
+                            int64_t rows, double tokens) const {
+  const double now = step.at(rows);
+  if (c.intake <= 0 || now <= 0) return true;  // nothing to take in, or no step measured yet: try
+  const int64_t k = c.available;
+  const double time = step.at(rows + k) + drafting.at(k) + intake_share(c, k);
+  return (tokens + static_cast<double>(k)) * now > tokens * time;
+}
+
+void DraftPolicy::pause(SlotState& s) {
+  s.pause = s.next_pause;
+  s.next_pause = std::min(kMaxPause, 2 * s.next_pause);
+}
+
 void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
   if (drafted <= 0) return;
   SlotState& s = slots_.at(static_cast<size_t>(slot));
@@ -102,6 +129,9 @@ double DraftPolicy::fill(const StepTimes::Line& step, int64_t longest, int64_t b
 std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_tokens, int64_t max_extra_rows,
                                            std::span<const Candidate> candidates) {
   const size_t n = candidates.size();
+  const int64_t rows = std::max<int64_t>(1, base_rows);
+  const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
+  const StepTimes::Line step = times_.line(rows), drafting = drafting_.line();
   std::vector<double> accept(n, 0.0);
   std::vector<bool> eligible(n, false);
   std::vector<int64_t> forced(n, 0);  // exploring sequences draft one token, to see
@@ -113,22 +143,23 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
       if (--s.pause == 0) s.explore = true;  // try again
       continue;
     }
-    eligible[i] = true;
-    accept[i] = acceptance(candidates[i].slot);
-    longest_offer = std::max(longest_offer, candidates[i].available);
     if (explores_ && s.explore && forced_rows < max_extra_rows) {
       s.explore = false;
+      if (!could_pay(candidates[i], step, drafting, rows, tokens)) {  // learning its acceptance could not pay
+        pause(s);
+        continue;
+      }
       forced[i] = 1;
       forced_rows += forced[i];
     }
+    eligible[i] = true;
+    accept[i] = acceptance(candidates[i].slot);
+    longest_offer = std::max(longest_offer, candidates[i].available);
   }
   if (++steps_since_plain_ >= kPlainEvery && forced_rows == 0) {  // a step without drafts, to measure
     steps_since_plain_ = 0;
     return forced;
   }
-  const int64_t rows = std::max<int64_t>(1, base_rows);
-  const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
-  const StepTimes::Line step = times_.line(rows), drafting = drafting_.line();
   // The longest draft K whose step gives the most tokens per second (K = 0: only the forced).
   std::vector<int64_t> best = forced;
   double best_rate = 0, rate_without = 0;
@@ -136,8 +167,12 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     std::vector<int64_t> drafts = forced;
     const double expected = fill(step, longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
     int64_t step_rows = rows, rounds = 0;
-    for (int64_t d : drafts) step_rows += d, rounds = std::max(rounds, d);
-    const double time = step.at(step_rows) + (rounds > 0 ? drafting.at(rounds) : 0);
+    double intakes = 0;
+    for (size_t i = 0; i < n; ++i) {
+      step_rows += drafts[i], rounds = std::max(rounds, drafts[i]);
+      if (drafts[i] > 0) intakes += intake_share(candidates[i], drafts[i]);
+    }
+    const double time = step.at(step_rows) + (rounds > 0 ? drafting.at(rounds) : 0) + intakes;
     const double rate = time > 0 ? expected / time : expected;  // nothing measured yet: the most tokens
     // Against no drafts, a margin for the model's own error: drafts that promise little gain
     // are as likely to lose a little.
@@ -153,9 +188,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     if (best[i] > forced[i]) slots_[static_cast<size_t>(candidates[i].slot)].next_pause = 1;  // its drafts pay
   for (size_t i = 0; i < n && given < max_extra_rows; ++i) {
     if (!eligible[i] || best[i] > 0) continue;
-    SlotState& s = slots_[static_cast<size_t>(candidates[i].slot)];
-    s.pause = s.next_pause;
-    s.next_pause = std::min(kMaxPause, 2 * s.next_pause);
+    pause(slots_[static_cast<size_t>(candidates[i].slot)]);
   }
   return best;
 }

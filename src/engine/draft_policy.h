@@ -14,6 +14,10 @@
 //   a + a² + ... + a^k tokens on average).
 // - Drafting's own cost by its rounds (a draft model runs one pass per draft token of the
 //   longest draft; prompt lookup costs next to nothing): a line too, over rounds.
+// - What a drafter must take in before it drafts for a sequence (a draft model's prefill of a
+//   new prompt, or of what the sequence generated while it did not draft), at its measured
+//   seconds per token: an investment that the sequence's remaining tokens pay back, so a step
+//   is charged the share of it that its drafts' tokens are of the sequence's remaining ones.
 //
 // For each longest draft K (0, 1, 2, ...) drafts are handed out one token at a time to the
 // sequence whose next one is most likely accepted, while the expected tokens grow faster than
@@ -23,7 +27,10 @@
 // again (one token) after a pause that doubles each time it still does not pay (and resets
 // when its drafts pay again), so a text that never repeats costs a draft row only now and
 // then, and so does one whose drafts are right but cost more than they give (a step whose
-// every row costs as much as a token: many sequences on a compute-bound kernel). Where guesses
+// every row costs as much as a token: many sequences on a compute-bound kernel). A sequence
+// whose drafter must first take in tokens explores only where drafting could pay even with
+// every draft token right (else it pauses as above): a draft model as dear as the model
+// itself, under load, then costs no prefill of every prompt to learn that. Where guesses
 // cost nothing (prompt lookup), no row is spent to learn: the guess a sequence would have
 // drafted in each step without drafts is judged instead (record_guess), and nothing explores.
 #pragma once
@@ -67,6 +74,8 @@ class DraftPolicy {
   struct Candidate {
     int slot = 0;
     int64_t available = 0;  // tokens its drafter could propose (the most it may get)
+    int64_t intake = 0;     // tokens its drafter must take in first (engine/drafter.h)
+    int64_t remaining = 0;  // tokens the sequence may still generate
   };
 
   // `max_rows`: the most rows a decode step has (every slot with its longest draft);
@@ -80,6 +89,8 @@ class DraftPolicy {
   void record_step(int64_t rows, double seconds) { times_.record(rows, seconds); }
   // Drafting for a step, `rounds` tokens for its longest draft, took `seconds`.
   void record_drafting(int64_t rounds, double seconds) { drafting_.record(rounds, seconds); }
+  // A drafter took in `tokens` (engine/drafter.h, PromptIntake) in `seconds`.
+  void record_intake(int64_t tokens, double seconds);
   // A verify step of `slot` checked `drafted` tokens, `accepted` of them right.
   void record_verify(int slot, int64_t drafted, int64_t accepted);
   // The token `slot` would have drafted in a step where it drafted nothing was `right` or not.
@@ -106,8 +117,17 @@ class DraftPolicy {
   double fill(const StepTimes::Line& step, int64_t longest, int64_t base_rows, double base_tokens,
               int64_t max_extra_rows, std::span<const Candidate> candidates, const std::vector<bool>& eligible,
               const std::vector<double>& accept, std::vector<int64_t>& drafts) const;
+  // The share of c's intake that a step which drafts `rows` tokens for it is charged.
+  double intake_share(const Candidate& c, int64_t rows) const;
+  // Whether drafting for c could pay in a step of `rows` rows and `tokens` tokens: with all
+  // that its drafter offers right (before a sequence with an intake explores).
+  bool could_pay(const Candidate& c, const StepTimes::Line& step, const StepTimes::Line& drafting, int64_t rows,
+                 double tokens) const;
+  // c drafts nothing for a while: a pause, twice as long as its last.
+  static void pause(SlotState& s);
 
   StepTimes times_, drafting_;
+  double intake_tokens_ = 0, intake_seconds_ = 0;  // recent intakes, older ones weighing less
   std::vector<SlotState> slots_;
   bool explores_;
   int64_t steps_since_plain_ = 0;  // allocations since one that gave no drafts

@@ -23,16 +23,26 @@ struct DraftAsk {
   std::vector<int32_t>* out = nullptr;  // the proposal (replaced; may be shorter than max, or empty)
 };
 
+// What a propose() call spent taking in prompts (a draft model's prefill of what its cache
+// lacks): a cost of a request, paid once, rather than of the step (engine/draft_policy.h prices
+// it apart).
+struct PromptIntake {
+  int64_t tokens = 0;
+  double seconds = 0;
+};
+
 class Drafter {
  public:
   virtual ~Drafter() = default;
   // How many tokens propose() could give this sequence now, at most `max` (cheap: the engine
   // asks before it decides how many to take).
   virtual int64_t available(std::span<const int32_t> tokens, int64_t max) const = 0;
-  // Proposes for every ask at once (a draft model computes them in one batched pass). Returns
-  // the seconds of it that went into taking in new prompts (a draft model's prefill): a cost of
-  // a request, once, rather than of the step (engine/draft_policy.h leaves it out).
-  virtual double propose(std::span<const DraftAsk> asks) = 0;
+  // The tokens a proposal for the sequence in `slot` would first have to take in (a draft
+  // model's cache lacks them: a new prompt, or what was generated while it did not draft);
+  // 0 where proposing keeps no state of its own.
+  virtual int64_t intake(int /*slot*/, std::span<const int32_t> /*tokens*/) const { return 0; }
+  // Proposes for every ask at once (a draft model computes them in one batched pass).
+  virtual PromptIntake propose(std::span<const DraftAsk> asks) = 0;
   // Whether a guess costs next to nothing (prompt lookup): then a sequence that drafts nothing
   // in a step is still asked for one token, checked against the token the step chooses, so
   // that its acceptance is measured without spending a row (engine/draft_policy.h).

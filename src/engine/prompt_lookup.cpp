@@ -33,9 +33,9 @@ std::vector<int32_t> PromptLookup::lookup(std::span<const int32_t> tokens, int64
   return {first, first + m.length};
 }
 
-double PromptLookup::propose(std::span<const DraftAsk> asks) {
+PromptIntake PromptLookup::propose(std::span<const DraftAsk> asks) {
   for (const DraftAsk& ask : asks) *ask.out = lookup(ask.tokens, ask.max);
-  return 0;
+  return {};
 }
 
 }  // namespace nanoserve::engine

@@ -21,7 +21,7 @@ class PromptLookup final : public Drafter {
   static constexpr int64_t kMinNgram = 2;  // a single repeated token predicts little
 
   int64_t available(std::span<const int32_t> tokens, int64_t max) const override;
-  double propose(std::span<const DraftAsk> asks) override;
+  PromptIntake propose(std::span<const DraftAsk> asks) override;
   bool guesses_are_free() const override { return true; }
 
   // The proposal for one sequence: up to max tokens (empty when no n-gram recurs).

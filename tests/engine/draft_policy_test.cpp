@@ -197,6 +197,32 @@ TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
   }
 }
 
+// A draft model must take in a sequence's prompt before its first draft. Where its passes cost
+// as much as the model's step (a draft model as dear as the model), no draft could pay even if
+// every token were right, so a new sequence does not explore (no prefill of its prompt), and
+// tries again after pauses that double; one with nothing to take in explores as before, and so
+// does one whose drafts could pay.
+TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraftingCouldPay) {
+  const auto policy = [](double pass) {
+    DraftPolicy p(2, 64, 8);
+    teach(p, 0.020, 0.0002);  // memory-bound: a row costs 1% of a step
+    for (int64_t rounds = 1; rounds <= 8; ++rounds) p.record_drafting(rounds, pass * static_cast<double>(rounds));
+    p.record_intake(512, 0.025);
+    return p;
+  };
+  const Candidate with_prompt = {.slot = 0, .available = 8, .intake = 512, .remaining = 256};
+  const Candidate without = {.slot = 1, .available = 8, .intake = 0, .remaining = 256};
+
+  DraftPolicy dear = policy(0.020);
+  int explored = 0;
+  for (int step = 0; step < 300; ++step) explored += dear.allocate(1, 1, 63, std::vector<Candidate>{with_prompt})[0] > 0;
+  EXPECT_EQ(explored, 0);
+  EXPECT_EQ(dear.allocate(1, 1, 63, std::vector<Candidate>{without}), (std::vector<int64_t>{1}));
+
+  DraftPolicy cheap = policy(0.0002);
+  EXPECT_GE(cheap.allocate(1, 1, 63, std::vector<Candidate>{with_prompt})[0], 1);
+}
+
 // A sequence that always drafts still leaves a step without drafts now and then, so that the
 // step's time without them stays measured.
 TEST(DraftPolicy, EveryFewStepsOneDraftsNothing) {

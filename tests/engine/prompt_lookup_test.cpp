@@ -51,7 +51,7 @@ TEST(PromptLookup, ProposesForEveryAsk) {
   Tokens out_a = {99}, out_b = {99};
   const std::vector<DraftAsk> asks = {{.slot = 0, .tokens = a, .max = 2, .out = &out_a},
                                       {.slot = 1, .tokens = b, .max = 2, .out = &out_b}};
-  EXPECT_EQ(drafter.propose(asks), 0.0);
+  EXPECT_EQ(drafter.propose(asks).tokens, 0);
   EXPECT_EQ(out_a, (Tokens{3, 1}));
   EXPECT_TRUE(out_b.empty());
 }

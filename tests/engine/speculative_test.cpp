@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/batch_engine.h"
+#include "engine/draft_model.h"
 #include "engine/engine_factory.h"
 #include "engine/stream_reading.h"
 #include "model/model.h"
@@ -43,7 +44,7 @@ class ScriptedDrafter final : public Drafter {
     const std::vector<int32_t>* s = script_of(tokens);
     return s ? std::min<int64_t>(max, static_cast<int64_t>(s->size() - tokens.size())) : 0;
   }
-  double propose(std::span<const DraftAsk> asks) override {
+  PromptIntake propose(std::span<const DraftAsk> asks) override {
     for (const DraftAsk& ask : asks) {
       ask.out->clear();
       const std::vector<int32_t>* s = script_of(ask.tokens);
@@ -54,7 +55,7 @@ class ScriptedDrafter final : public Drafter {
       }
       ++asked_;
     }
-    return 0;
+    return {};
   }
   int asked() const { return asked_; }
 
@@ -311,6 +312,32 @@ TEST(Speculative, ADraftModelKeepsTheTokensAndSavesSteps) {
   const EngineMetrics m = on->metrics();
   EXPECT_GT(m.accepted_tokens, 0u);
   EXPECT_LT(m.decode_steps, m.generated_tokens);
+}
+
+// What a draft model must take in before it drafts for a sequence (the policy prices it): a new
+// prompt's tokens but the last; nothing after drafts it proposed were accepted; a prompt's worth
+// reported by propose() with its seconds, a step's few tokens not.
+TEST(Speculative, ADraftModelTellsWhatItMustTakeInFirst) {
+  model::Model target(pycoder("q8_0"), {.threads = kThreads});
+  DraftModel draft({.path = pycoder("q4_k_m"), .n_seq = 2, .context_size = 128, .draft_max = 4}, target);
+  std::vector<int32_t> tokens;
+  for (int32_t i = 0; i < 40; ++i) tokens.push_back(100 + 37 * i % 3000);
+  EXPECT_EQ(draft.intake(0, tokens), 39);
+  std::vector<int32_t> out;
+  const PromptIntake prompt = draft.propose(std::vector<DraftAsk>{{.slot = 0, .tokens = tokens, .max = 3, .out = &out}});
+  EXPECT_EQ(prompt.tokens, 39);
+  EXPECT_GT(prompt.seconds, 0.0);
+  ASSERT_EQ(out.size(), 3u);
+  std::vector<int32_t> accepted = tokens;  // two drafts kept, then the model's own token (never taken in before)
+  accepted.insert(accepted.end(), {out[0], out[1], 7});
+  EXPECT_EQ(draft.intake(0, accepted), 0);
+  std::vector<int32_t> rejected = tokens;  // the second draft wrong: the model's token in its place
+  rejected.insert(rejected.end(), {out[0], (out[1] + 1) % 4000, 7});
+  EXPECT_EQ(draft.intake(0, rejected), 1);
+  EXPECT_EQ(draft.intake(1, rejected), static_cast<int64_t>(rejected.size()) - 1);  // another slot holds nothing
+  const PromptIntake step = draft.propose(std::vector<DraftAsk>{{.slot = 0, .tokens = rejected, .max = 2, .out = &out}});
+  EXPECT_EQ(step.tokens, 0);
+  EXPECT_EQ(draft.intake(0, rejected), 0);
 }
 
 TEST(Speculative, ADraftModelOfAnotherVocabularyIsRefusedByName) {
