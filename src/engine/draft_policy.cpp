@@ -132,6 +132,11 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   const int64_t rows = std::max<int64_t>(1, base_rows);
   const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
   const StepTimes::Line step = times_.line(rows), drafting = drafting_.line();
+  // Whether exploring could pay is judged on a step of the decoding sequences alone: beside a
+  // prompt's chunk every draft row looks cheap, but the drafts that would repay an intake come
+  // in the decode steps after it.
+  const int64_t decode_rows = std::max<int64_t>(1, base_tokens);
+  const StepTimes::Line decode_step = times_.line(decode_rows);
   std::vector<double> accept(n, 0.0);
   std::vector<bool> eligible(n, false);
   std::vector<int64_t> forced(n, 0);  // exploring sequences draft one token, to see
@@ -145,7 +150,8 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     }
     if (explores_ && s.explore && forced_rows < max_extra_rows) {
       s.explore = false;
-      if (!could_pay(candidates[i], step, drafting, rows, tokens)) {  // learning its acceptance could not pay
+      // Learning its acceptance could not pay.
+      if (!could_pay(candidates[i], decode_step, drafting, decode_rows, tokens)) {
         pause(s);
         continue;
       }

@@ -199,9 +199,10 @@ TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
 
 // A draft model must take in a sequence's prompt before its first draft. Where its passes cost
 // as much as the model's step (a draft model as dear as the model), no draft could pay even if
-// every token were right, so a new sequence does not explore (no prefill of its prompt), and
-// tries again after pauses that double; one with nothing to take in explores as before, and so
-// does one whose drafts could pay.
+// every token were right, so a new sequence does not explore (no prefill of its prompt), also
+// in a step that carries a prompt's chunk (where a row looks cheap), and tries again after
+// pauses that double; one with nothing to take in explores as before, and so does one whose
+// drafts could pay.
 TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraftingCouldPay) {
   const auto policy = [](double pass) {
     DraftPolicy p(2, 64, 8);
@@ -215,7 +216,10 @@ TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraft
 
   DraftPolicy dear = policy(0.020);
   int explored = 0;
-  for (int step = 0; step < 300; ++step) explored += dear.allocate(1, 1, 63, std::vector<Candidate>{with_prompt})[0] > 0;
+  for (int step = 0; step < 300; ++step) {  // every other step beside a prompt's chunk of 512 rows
+    const int64_t rows = step % 2 == 0 ? 1 : 513;
+    explored += dear.allocate(rows, 1, 63, std::vector<Candidate>{with_prompt})[0] > 0;
+  }
   EXPECT_EQ(explored, 0);
   EXPECT_EQ(dear.allocate(1, 1, 63, std::vector<Candidate>{without}), (std::vector<int64_t>{1}));
 

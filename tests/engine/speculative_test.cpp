@@ -324,7 +324,8 @@ TEST(Speculative, ADraftModelTellsWhatItMustTakeInFirst) {
   for (int32_t i = 0; i < 40; ++i) tokens.push_back(100 + 37 * i % 3000);
   EXPECT_EQ(draft.intake(0, tokens), 39);
   std::vector<int32_t> out;
-  const PromptIntake prompt = draft.propose(std::vector<DraftAsk>{{.slot = 0, .tokens = tokens, .max = 3, .out = &out}});
+  const PromptIntake prompt =
+      draft.propose(std::vector<DraftAsk>{{.slot = 0, .tokens = tokens, .max = 3, .out = &out}});
   EXPECT_EQ(prompt.tokens, 39);
   EXPECT_GT(prompt.seconds, 0.0);
   ASSERT_EQ(out.size(), 3u);
@@ -335,7 +336,8 @@ TEST(Speculative, ADraftModelTellsWhatItMustTakeInFirst) {
   rejected.insert(rejected.end(), {out[0], (out[1] + 1) % 4000, 7});
   EXPECT_EQ(draft.intake(0, rejected), 1);
   EXPECT_EQ(draft.intake(1, rejected), static_cast<int64_t>(rejected.size()) - 1);  // another slot holds nothing
-  const PromptIntake step = draft.propose(std::vector<DraftAsk>{{.slot = 0, .tokens = rejected, .max = 2, .out = &out}});
+  const PromptIntake step =
+      draft.propose(std::vector<DraftAsk>{{.slot = 0, .tokens = rejected, .max = 2, .out = &out}});
   EXPECT_EQ(step.tokens, 0);
   EXPECT_EQ(draft.intake(0, rejected), 0);
 }
