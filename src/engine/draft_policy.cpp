@@ -150,7 +150,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     }
     if (explores_ && s.explore && forced_rows < max_extra_rows) {
       s.explore = false;
-      // Learning its acceptance could not pay.
+      // Not even drafts all right could repay its intake: it waits, as one whose drafts do not pay.
       if (!could_pay(candidates[i], decode_step, drafting, decode_rows, tokens)) {
         pause(s);
         continue;
