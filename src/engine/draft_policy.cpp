@@ -14,6 +14,11 @@ constexpr int64_t kMaxPause = 256;       // steps
 constexpr double kMargin = 1.03;         // drafts must promise this many times the tokens per second of none
 constexpr double kMeasured = 0.01;       // a row count's weight in the line while it counts as measured (~230 steps)
 
+// A step of `rows` rows whose longest draft took `rounds` drafting passes.
+double step_with_drafting(const StepTimes::Line& step, const StepTimes::Line& drafting, int64_t rows, int64_t rounds) {
+  return step.at(rows) + (rounds > 0 ? drafting.at(rounds) : 0);
+}
+
 }  // namespace
 
 StepTimes::StepTimes(int64_t max_rows)
@@ -76,7 +81,7 @@ bool DraftPolicy::could_pay(const Candidate& c, const StepTimes::Line& step, con
   const double now = step.at(rows);
   if (c.intake <= 0 || now <= 0) return true;  // nothing to take in, or no step measured yet: try
   const int64_t k = c.available;
-  const double time = step.at(rows + k) + drafting.at(k) + intake_share(c, k);
+  const double time = step_with_drafting(step, drafting, rows + k, k) + intake_share(c, k);
   return (tokens + static_cast<double>(k)) * now > tokens * time;
 }
 
@@ -178,7 +183,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
       step_rows += drafts[i], rounds = std::max(rounds, drafts[i]);
       if (drafts[i] > 0) intakes += intake_share(candidates[i], drafts[i]);
     }
-    const double time = step.at(step_rows) + (rounds > 0 ? drafting.at(rounds) : 0) + intakes;
+    const double time = step_with_drafting(step, drafting, step_rows, rounds) + intakes;
     const double rate = time > 0 ? expected / time : expected;  // nothing measured yet: the most tokens
     // Against no drafts, a margin for the model's own error: drafts that promise little gain
     // are as likely to lose a little.

@@ -1,7 +1,6 @@
 // RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 namespace nanoserve::kernels {
@@ -19,10 +18,11 @@ void rms_norm(const float* x, const float* weight, float* y, int64_t n, float ep
 // The same in scalar code (the reference the SIMD version is tested against, bit for bit).
 void rms_norm_reference(const float* x, const float* weight, float* y, int64_t n, float eps);
 
-// 1 / sqrt(mean + eps) from the sum of squares of n elements.
-inline float rms_scale(double sum_of_squares, int64_t n, float eps) {
-  const float mean = static_cast<float>(sum_of_squares / static_cast<double>(n));
-  return 1.0f / std::sqrt(mean + eps);
-}
+// The steps both versions share, from element `from` on (the SIMD one's scalar rest):
+// - adds the squares of x[from, n) into their chains, then the chains in order, and returns the
+//   scale 1 / sqrt(mean + eps);
+float rms_scale(double (&chains)[kNormChains], const float* x, int64_t from, int64_t n, float eps);
+// - y[i] = (x[i] * scale) * weight[i] for i in [from, n).
+void rms_apply(const float* x, const float* weight, float* y, int64_t from, int64_t n, float scale);
 
 }  // namespace nanoserve::kernels

@@ -28,18 +28,14 @@ void RmsNorm(const float* x, const float* weight, float* y, int64_t n, float eps
     }
   HWY_ALIGN double chains[kNormChains];
   for (int64_t v = 0; v < vectors; ++v) hn::Store(acc[v], dd, chains + v * N);
-  for (; i < n; ++i) chains[i % kNormChains] += static_cast<double>(x[i] * x[i]);
-  double sum = chains[0];
-  for (int c = 1; c < kNormChains; ++c) sum += chains[c];
-
-  const float scale = rms_scale(sum, n, eps);
+  const float scale = rms_scale(chains, x, i, n, eps);
   const hn::ScalableTag<float> df;
   const int64_t F = static_cast<int64_t>(hn::Lanes(df));
   const auto vscale = hn::Set(df, scale);
   i = 0;
   for (; i + F <= n; i += F)
     hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(df, x + i), vscale), hn::LoadU(df, weight + i)), df, y + i);
-  for (; i < n; ++i) y[i] = (x[i] * scale) * weight[i];
+  rms_apply(x, weight, y, i, n, scale);
 }
 
 }  // namespace HWY_NAMESPACE
