@@ -8,6 +8,8 @@
 //                   spec off, lookup and draft (pycoder-q4_k_m drafting), the three servers side
 //                   by side, their order turned around from one file to the next;
 //   streams         `streams` of those continuations at once, off, lookup and draft, per round;
+//   in_flight       `streams` streams kept in flight, each sending kInFlightRequests of them
+//                   one after another, per round (after that round's `streams` case);
 //   random          the main model (random weights: nothing to guess), one stream, spec off
 //                   and lookup in spec_pairs ABBA pairs;
 //   random_streams  `streams` streams at once on the main model, off and lookup, ABBA rounds.
@@ -31,6 +33,10 @@ namespace {
 
 constexpr int kSeedPhase = 7;
 constexpr int kStepRepeatsPerRepeat = 5;  // timed steps per row count and suite repeat
+// Streams kept in flight send this many continuations each, one after another: the server holds
+// `streams` sequences throughout, as under sustained load, and the run ends with one stream's
+// last request rather than with the slowest of a round that started together.
+constexpr int kInFlightRequests = 4;
 
 // The files continued: modules of the standard library, code of many styles.
 const std::vector<std::string> kSourceFiles = {"argparse.py", "csv.py",     "dataclasses.py", "functools.py",
@@ -46,7 +52,7 @@ double continue_units(const SuiteOptions& o) {
   return 3 * kServerStartUnits + 3.0 * o.spec_files * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double streams_units(const SuiteOptions& o) {
-  return 3.0 * o.repeats * o.streams * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
+  return 3.0 * o.repeats * o.streams * (1 + kInFlightRequests) * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double random_units(const SuiteOptions& o) {
   return 2 * kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
@@ -151,7 +157,19 @@ void round_of(RowWriter& rows, const RowContext& rc, const std::string& case_nam
           {{"round", round}, {"stream", s}, {"start_offset_us", results[s].start_offset_us}});
 }
 
-// (b) pycoder continuing Python source, one stream and `streams` at once, per drafter.
+// Streams kept in flight on a server (queue s: stream s's requests, in order), their rows written
+// as case "in_flight", round `round`.
+void in_flight_of(RowWriter& rows, const RowContext& rc, SpecServer& server, int round,
+                  const std::vector<std::vector<BenchRequest>>& queues) {
+  const std::vector<std::vector<StreamResult>> results = run_streams(*server.target, queues);
+  for (size_t s = 0; s < results.size(); ++s)
+    for (size_t j = 0; j < results[s].size(); ++j)
+      write(rows, rc, "in_flight", server.spec, round, queues[s][j], results[s][j].record,
+            {{"round", round}, {"stream", s}, {"request", j}, {"start_offset_us", results[s][j].start_offset_us}});
+}
+
+// (b) pycoder continuing Python source, one stream, `streams` at once in a round and kept in
+// flight, per drafter.
 void continuations(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   const std::string target_path = pycoder_file(o, "f32"), draft_path = pycoder_file(o, "q4_k_m");
@@ -185,9 +203,17 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
   }
   for (int round = 0; round < o.repeats && !interrupted(); ++round) {
     std::vector<BenchRequest> batch;
-    for (int s = 0; s < o.streams; ++s) batch.push_back(requests[static_cast<size_t>((round + s) % o.spec_files)]);
-    for (size_t k = 0; k < servers.size(); ++k)
-      round_of(rows, rc, "streams", servers[round % 2 == 0 ? k : servers.size() - 1 - k], round, batch);
+    std::vector<std::vector<BenchRequest>> queues(static_cast<size_t>(o.streams));
+    for (int s = 0; s < o.streams; ++s) {
+      batch.push_back(requests[static_cast<size_t>((round + s) % o.spec_files)]);
+      for (int j = 0; j < kInFlightRequests; ++j)
+        queues[static_cast<size_t>(s)].push_back(requests[static_cast<size_t>((round + s + j) % o.spec_files)]);
+    }
+    for (size_t k = 0; k < servers.size(); ++k) {
+      SpecServer& server = servers[round % 2 == 0 ? k : servers.size() - 1 - k];
+      round_of(rows, rc, "streams", server, round, batch);
+      in_flight_of(rows, rc, server, round, queues);
+    }
     env.progress().advance(streams_units(o) / o.repeats, "spec: pycoder, streams at once");
   }
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "bench/markdown.h"
 #include "bench/report_sections.h"
@@ -133,12 +134,23 @@ void continue_table(const PhaseRows& phase, Section& s) {
                 t.text() + "\n";
 }
 
+// " (8)": the streams of a round; " (8, 4 requests each)" where they sent more than one.
+std::string streams_text(const std::vector<const Row*>& rows) {
+  std::set<int> streams, rounds;
+  for (const Row* r : rows) {
+    streams.insert((*r)["stream"].get<int>());
+    rounds.insert((*r)["round"].get<int>());
+  }
+  const size_t each = rows.size() / std::max<size_t>(1, streams.size() * rounds.size());
+  return each > 1 ? fmt::format(" ({}, {} requests each)", streams.size(), each) : fmt::format(" ({})", streams.size());
+}
+
 // (b, c) Streams at once, and the random-weight model's single stream.
 void streams_table(const PhaseRows& phase, Section& s) {
   MarkdownTable t({"model", "case", "spec", "tok/s", "× off"});
   for (const auto& [case_name, label] : std::vector<std::pair<std::string, std::string>>{
-           {"streams", "streams at once, aggregate"}, {"random", "one stream, decode"},
-           {"random_streams", "streams at once, aggregate"}}) {
+           {"streams", "streams at once, aggregate"}, {"in_flight", "streams kept in flight, aggregate"},
+           {"random", "one stream, decode"}, {"random_streams", "streams at once, aggregate"}}) {
     const bool aggregate = case_name != "random";
     auto rate_of = [&](const std::string& mode) {
       const auto rows = requests_of(phase, case_name, mode);
@@ -150,7 +162,7 @@ void streams_table(const PhaseRows& phase, Section& s) {
       if (rows.empty()) continue;
       const auto rate = rate_of(mode);
       const std::string model = (*rows.front())["model_file"].is_string() ? (*rows.front())["model_file"].get<std::string>() : "";
-      const std::string streams = aggregate ? fmt::format(" ({})", rows.size() / std::max<size_t>(1, rate ? rate->n : 1)) : "";
+      const std::string streams = aggregate ? streams_text(rows) : "";
       t.add({model, label + streams, mode, spread_text(rate, 1), mode == "off" ? "1" : times(median(rate), off)});
       if (mode == "lookup" && off)
         s.findings.push_back(fmt::format("{}, {}: speculation on gives {} the rate with it off.", model, label + streams,
@@ -159,7 +171,9 @@ void streams_table(const PhaseRows& phase, Section& s) {
   }
   if (t.empty()) return;
   s.markdown += "**Streams at once, and a model with nothing to guess** (random weights; off and lookup in ABBA "
-                "order; medians (min–max) over rounds or requests).\n\n" +
+                "order; medians (min–max) over rounds or requests). At once: the streams start together and the "
+                "round ends with the last of them; kept in flight: each stream sends its next request as soon as "
+                "one ends. Aggregate: the completion tokens ÷ (first request sent → last stream's end).\n\n" +
                 t.text() + "\n";
 }
 

@@ -5,9 +5,9 @@
 
 namespace nanoserve::bench {
 
-std::vector<StreamResult> run_round(Target& target, const std::vector<BenchRequest>& requests) {
-  const size_t n = requests.size();
-  std::vector<StreamResult> results(n);
+std::vector<std::vector<StreamResult>> run_streams(Target& target, const std::vector<std::vector<BenchRequest>>& queues) {
+  const size_t n = queues.size();
+  std::vector<std::vector<StreamResult>> results(n);
   std::vector<std::string> errors(n);
   std::latch connected(static_cast<std::ptrdiff_t>(n)), go(1);
   Clock::time_point start;
@@ -19,7 +19,7 @@ std::vector<StreamResult> run_round(Target& target, const std::vector<BenchReque
       connected.count_down();
       go.wait();
       try {
-        results[i].record = measure_served(target, client, requests[i]);
+        for (const BenchRequest& request : queues[i]) results[i].push_back({measure_served(target, client, request)});
       } catch (const std::exception& e) {
         errors[i] = e.what();
       }
@@ -31,9 +31,17 @@ std::vector<StreamResult> run_round(Target& target, const std::vector<BenchReque
   for (auto& t : threads) t.join();
   for (size_t i = 0; i < n; ++i) {
     if (!errors[i].empty()) throw RequestFailed(errors[i]);
-    results[i].start_offset_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(results[i].record.sent - start).count();
+    for (StreamResult& r : results[i])
+      r.start_offset_us = std::chrono::duration_cast<std::chrono::microseconds>(r.record.sent - start).count();
   }
+  return results;
+}
+
+std::vector<StreamResult> run_round(Target& target, const std::vector<BenchRequest>& requests) {
+  std::vector<std::vector<BenchRequest>> queues;
+  for (const BenchRequest& r : requests) queues.push_back({r});
+  std::vector<StreamResult> results;
+  for (auto& stream : run_streams(target, queues)) results.push_back(std::move(stream.front()));
   return results;
 }
 

@@ -1,6 +1,7 @@
-// N streams started at the same instant against one server: every stream's connection is
-// opened first, then all requests are released at once. The concurrency and prefix phases
-// measure with it.
+// Streams started at the same instant against one server: every stream's connection is opened
+// first, then all streams are released at once. The concurrency and prefix phases measure
+// with a round (one request a stream); the spec phase also keeps streams in flight (each stream
+// sends its next request as soon as its last one ended, as a client under sustained load does).
 #pragma once
 
 #include <cstdint>
@@ -13,10 +14,14 @@ namespace nanoserve::bench {
 
 struct StreamResult {
   StreamRecord record;
-  int64_t start_offset_us = 0;  // when its request left, from the round's start
+  int64_t start_offset_us = 0;  // when its request left, from the release of the streams
 };
 
 // One round, a stream per request; throws RequestFailed when any of them failed.
 std::vector<StreamResult> run_round(Target& target, const std::vector<BenchRequest>& requests);
+
+// A stream per queue, each sending its queue's requests one after another; results[s][j] is
+// queue s's request j. Throws RequestFailed when any of them failed (a stream stops at its first).
+std::vector<std::vector<StreamResult>> run_streams(Target& target, const std::vector<std::vector<BenchRequest>>& queues);
 
 }  // namespace nanoserve::bench

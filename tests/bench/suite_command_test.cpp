@@ -176,6 +176,7 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
   EXPECT_EQ(cases, (std::map<std::string, int>{{"step", 3 * 5},
                                                {"continue/off", 2}, {"continue/lookup", 2}, {"continue/draft", 2},
                                                {"streams/off", 2}, {"streams/lookup", 2}, {"streams/draft", 2},
+                                               {"in_flight/off", 8}, {"in_flight/lookup", 8}, {"in_flight/draft", 8},
                                                {"random/off", 2}, {"random/lookup", 2},
                                                {"random_streams/off", 4}, {"random_streams/lookup", 4}}));
 
@@ -185,7 +186,7 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
   EXPECT_GT(fs::file_size(fs::path(docs) / "bench-spec-step-rows.png"), 1000u);
   const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
   for (const char* text : {"## Speculative decoding", "A step's cost by its rows", "tokens per read",
-                           "accepted by position in the draft", "nothing to guess"})
+                           "accepted by position in the draft", "nothing to guess", "kept in flight, aggregate (2, 4 requests each)"})
     EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
 }
 
