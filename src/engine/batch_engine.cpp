@@ -98,7 +98,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       drafter_(make_drafter(options, model_, context_size_)),
       draft_max_(options.draft_max),
       draft_always_(options.draft_always),
-      draft_policy_(options.parallel, options.parallel * (options.draft_max + 1), options.draft_max,
+      draft_policy_(options.parallel, options.parallel * (options.draft_max + 1),
                     !(drafter_ && drafter_->guesses_are_free())),
       batch_sequences_{.bounds = batch_size_bounds(), .counts = std::vector<uint64_t>(batch_size_bounds().size() + 1),
                        .sum = 0},
@@ -280,8 +280,9 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   if (asks.empty()) return;
   const auto started = std::chrono::steady_clock::now();
   const PromptIntake prompts = drafter_->propose(asks);
-  draft_policy_.record_drafting(*std::max_element(lengths.begin(), lengths.end()),
-                                seconds_since(started) - prompts.seconds);
+  int64_t rounds = 0, tokens = 0;
+  for (const DraftAsk& ask : asks) rounds = std::max(rounds, ask.max), tokens += ask.max;
+  draft_policy_.record_drafting(rounds, tokens, seconds_since(started) - prompts.seconds);
   draft_policy_.record_intake(prompts.tokens, prompts.seconds);
   for (size_t k = 0; k < candidates.size(); ++k) {
     Sequence& seq = *running_[who[k]];

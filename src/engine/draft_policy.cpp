@@ -14,12 +14,44 @@ constexpr int64_t kMaxPause = 256;       // steps
 constexpr double kMargin = 1.03;         // drafts must promise this many times the tokens per second of none
 constexpr double kMeasured = 0.01;       // a row count's weight in the line while it counts as measured (~230 steps)
 
-// A step of `rows` rows whose longest draft took `rounds` drafting passes.
-double step_with_drafting(const StepTimes::Line& step, const StepTimes::Line& drafting, int64_t rows, int64_t rounds) {
-  return step.at(rows) + (rounds > 0 ? drafting.at(rounds) : 0);
+// A step of `rows` rows whose drafts took `rounds` passes (the longest draft), `tokens` in all.
+double step_with_drafting(const StepTimes::Line& step, const DraftingTimes::Cost& drafting, int64_t rows,
+                          int64_t rounds, int64_t tokens) {
+  return step.at(rows) + drafting.at(rounds, tokens);
 }
 
 }  // namespace
+
+void DraftingTimes::record(int64_t passes, int64_t tokens, double seconds) {
+  if (passes < 1 || tokens < passes || seconds <= 0) return;
+  const auto p = static_cast<double>(passes), t = static_cast<double>(tokens);
+  for (auto [sum, value] : {std::pair{&w_, 1.0}, {&p_, p}, {&t_, t}, {&y_, seconds}, {&pp_, p * p}, {&pt_, p * t},
+                            {&tt_, t * t}, {&py_, p * seconds}, {&ty_, t * seconds}})
+    *sum = kForget * *sum + value;
+}
+
+DraftingTimes::Cost DraftingTimes::cost() const {
+  if (w_ <= 0) return {};
+  // About the means: the (co)variances of passes and tokens, and theirs with the seconds.
+  const double spp = pp_ - p_ * p_ / w_, spt = pt_ - p_ * t_ / w_, stt = tt_ - t_ * t_ / w_;
+  const double spy = py_ - p_ * y_ / w_, sty = ty_ - t_ * y_ / w_;
+  const double measured = 1e-9 * w_;  // a spread this small is one value, measured
+  const auto passes_alone = [&] { return spp > measured ? std::max(0.0, spy / spp) : 0.0; };
+  const auto tokens_alone = [&] { return stt > measured ? std::max(0.0, sty / stt) : 0.0; };
+  double per_pass = 0, per_token = 0;
+  const double det = spp * stt - spt * spt;
+  if (spp > measured && stt > measured && det > 1e-6 * spp * stt) {
+    per_pass = (spy * stt - sty * spt) / det;
+    per_token = (sty * spp - spy * spt) / det;
+    if (per_pass < 0) per_pass = 0, per_token = tokens_alone();  // a part that came out negative: the other alone
+    if (per_token < 0) per_token = 0, per_pass = passes_alone();
+  } else {  // passes and tokens alike (one sequence's drafts), or one of them a single value
+    per_pass = passes_alone();
+    if (per_pass == 0) per_token = tokens_alone();
+  }
+  const double fixed = std::max(0.0, (y_ - per_pass * p_ - per_token * t_) / w_);
+  return {.fixed = fixed, .per_pass = per_pass, .per_token = per_token};
+}
 
 StepTimes::StepTimes(int64_t max_rows)
     : max_rows_(max_rows),
@@ -53,8 +85,8 @@ StepTimes::Line StepTimes::line(int64_t from) const {
   return measured ? local : fit(1).first;
 }
 
-DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft, bool explores)
-    : times_(max_rows), drafting_(max_draft), slots_(static_cast<size_t>(std::max(0, n_slots))), explores_(explores) {}
+DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, bool explores)
+    : times_(max_rows), slots_(static_cast<size_t>(std::max(0, n_slots))), explores_(explores) {}
 
 void DraftPolicy::start(int slot) { slots_.at(static_cast<size_t>(slot)) = SlotState{}; }
 
@@ -76,12 +108,12 @@ double DraftPolicy::intake_share(const Candidate& c, int64_t rows) const {
          std::min(1.0, gained / static_cast<double>(std::max<int64_t>(1, c.remaining)));
 }
 
-bool DraftPolicy::could_pay(const Candidate& c, const StepTimes::Line& step, const StepTimes::Line& drafting,
+bool DraftPolicy::could_pay(const Candidate& c, const StepTimes::Line& step, const DraftingTimes::Cost& drafting,
                             int64_t rows, double tokens) const {
   const double now = step.at(rows);
   if (c.intake <= 0 || now <= 0) return true;  // nothing to take in, or no step measured yet: try
   const int64_t k = c.available;
-  const double time = step_with_drafting(step, drafting, rows + k, k) + intake_share(c, k);
+  const double time = step_with_drafting(step, drafting, rows + k, k, k) + intake_share(c, k);
   return (tokens + static_cast<double>(k)) * now > tokens * time;
 }
 
@@ -99,7 +131,8 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
   s.trials = kMemory * s.trials + judged;
 }
 
-double DraftPolicy::fill(const StepTimes::Line& step, int64_t longest, int64_t base_rows, double base_tokens,
+double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t longest, int64_t base_rows,
+                         double base_tokens,
                          int64_t max_extra_rows, std::span<const Candidate> candidates,
                          const std::vector<bool>& eligible, const std::vector<double>& accept,
                          std::vector<int64_t>& drafts) const {
@@ -120,7 +153,8 @@ double DraftPolicy::fill(const StepTimes::Line& step, int64_t longest, int64_t b
           (best == n || next_gain[i] > next_gain[best]))
         best = i;
     if (best == n) break;
-    const double now = step.at(rows), then = step.at(rows + 1);
+    const double drafted = per_token * static_cast<double>(extra);
+    const double now = step.at(rows) + drafted, then = step.at(rows + 1) + drafted + per_token;
     if (now > 0 && (tokens + next_gain[best]) * now <= tokens * then) break;  // its row does not pay
     ++drafts[best];
     ++rows;
@@ -136,7 +170,8 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   const size_t n = candidates.size();
   const int64_t rows = std::max<int64_t>(1, base_rows);
   const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
-  const StepTimes::Line step = times_.line(rows), drafting = drafting_.line();
+  const StepTimes::Line step = times_.line(rows);
+  const DraftingTimes::Cost drafting = drafting_.cost();
   // Whether exploring could pay is judged on a step of the decoding sequences alone: beside a
   // prompt's chunk every draft row looks cheap, but the drafts that would repay an intake come
   // in the decode steps after it.
@@ -176,14 +211,15 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
   double best_rate = 0, rate_without = 0;
   for (int64_t longest = 0; longest <= longest_offer; ++longest) {
     std::vector<int64_t> drafts = forced;
-    const double expected = fill(step, longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
+    const double expected =
+        fill(step, drafting.per_token, longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
     int64_t step_rows = rows, rounds = 0;
     double intakes = 0;
     for (size_t i = 0; i < n; ++i) {
       step_rows += drafts[i], rounds = std::max(rounds, drafts[i]);
       if (drafts[i] > 0) intakes += intake_share(candidates[i], drafts[i]);
     }
-    const double time = step_with_drafting(step, drafting, step_rows, rounds) + intakes;
+    const double time = step_with_drafting(step, drafting, step_rows, rounds, step_rows - rows) + intakes;
     const double rate = time > 0 ? expected / time : expected;  // nothing measured yet: the most tokens
     // Against no drafts, a margin for the model's own error: drafts that promise little gain
     // are as likely to lose a little.

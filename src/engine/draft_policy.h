@@ -12,8 +12,11 @@
 // - Each sequence's acceptance: the chance that its next draft token is right, from its recent
 //   verify steps (a token is accepted only after every one before it was, so a draft of k adds
 //   a + a² + ... + a^k tokens on average).
-// - Drafting's own cost by its rounds (a draft model runs one pass per draft token of the
-//   longest draft; prompt lookup costs next to nothing): a line too, over rounds.
+// - Drafting's own cost (DraftingTimes): a draft model runs one pass per token of the longest
+//   draft, each pass over the sequences whose drafts reach that far, so its time is a cost per
+//   pass and a cost per draft token, both fitted to the measured drafting times (prompt lookup
+//   costs next to nothing). Drafts for many sequences at once cost their rows on the draft
+//   model as the step does on the model, not one pass's time.
 // - What a drafter must take in before it drafts for a sequence (a draft model's prefill of a
 //   new prompt, or of what the sequence generated while it did not draft), at its measured
 //   seconds per token: an investment that the sequence's remaining tokens pay back, so a step
@@ -67,6 +70,28 @@ class StepTimes {
   std::vector<double> weight_, time_;
 };
 
+// Drafting's time: fixed + per_pass × passes + per_token × tokens (a draft model's passes, the
+// longest draft; its rows in all, the draft tokens), the least-squares fit through recent
+// drafting steps, older ones weighing less. As with StepTimes, what is not measured yet costs
+// nothing (so that drafts get tried and measured): until two pass counts are measured, no cost
+// per pass; until steps with more than one sequence's drafts are (passes and tokens alike),
+// none per token.
+class DraftingTimes {
+ public:
+  struct Cost {
+    double fixed = 0, per_pass = 0, per_token = 0;
+    double at(int64_t passes, int64_t tokens) const {
+      return passes > 0 ? fixed + per_pass * static_cast<double>(passes) + per_token * static_cast<double>(tokens) : 0;
+    }
+  };
+  void record(int64_t passes, int64_t tokens, double seconds);
+  Cost cost() const;
+
+ private:
+  // Weighted sums: the weight, and of passes, tokens, seconds and their products.
+  double w_ = 0, p_ = 0, t_ = 0, y_ = 0, pp_ = 0, pt_ = 0, tt_ = 0, py_ = 0, ty_ = 0;
+};
+
 class DraftPolicy {
  public:
   static constexpr int64_t kPlainEvery = 32;  // every so many steps, one without drafts
@@ -78,17 +103,17 @@ class DraftPolicy {
     int64_t remaining = 0;  // tokens the sequence may still generate
   };
 
-  // `max_rows`: the most rows a decode step has (every slot with its longest draft);
-  // `max_draft`: the longest draft. `explores`: whether a sequence drafts a token to learn its
-  // acceptance (false where the engine measures it with free guesses, record_guess).
-  DraftPolicy(int n_slots, int64_t max_rows, int64_t max_draft, bool explores = true);
+  // `max_rows`: the most rows a decode step has (every slot with its longest draft).
+  // `explores`: whether a sequence drafts a token to learn its acceptance (false where the
+  // engine measures it with free guesses, record_guess).
+  DraftPolicy(int n_slots, int64_t max_rows, bool explores = true);
 
   // A new sequence in `slot`: acceptance back to the prior, no pause.
   void start(int slot);
   // A forward step of `rows` rows took `seconds`.
   void record_step(int64_t rows, double seconds) { times_.record(rows, seconds); }
-  // Drafting for a step, `rounds` tokens for its longest draft, took `seconds`.
-  void record_drafting(int64_t rounds, double seconds) { drafting_.record(rounds, seconds); }
+  // Drafting for a step, `rounds` tokens for its longest draft and `tokens` in all, took `seconds`.
+  void record_drafting(int64_t rounds, int64_t tokens, double seconds) { drafting_.record(rounds, tokens, seconds); }
   // A drafter took in `tokens` (engine/drafter.h, PromptIntake) in `seconds`.
   void record_intake(int64_t tokens, double seconds);
   // A verify step of `slot` checked `drafted` tokens, `accepted` of them right.
@@ -114,19 +139,21 @@ class DraftPolicy {
   };
   // The drafts for each candidate with drafts of at most `longest` tokens (one at a time to the
   // likeliest next token while its row pays for itself); returns the expected tokens.
-  double fill(const StepTimes::Line& step, int64_t longest, int64_t base_rows, double base_tokens,
+  // per_token: what drafting a token costs besides its row.
+  double fill(const StepTimes::Line& step, double per_token, int64_t longest, int64_t base_rows, double base_tokens,
               int64_t max_extra_rows, std::span<const Candidate> candidates, const std::vector<bool>& eligible,
               const std::vector<double>& accept, std::vector<int64_t>& drafts) const;
   // The share of c's intake that a step which drafts `rows` tokens for it is charged.
   double intake_share(const Candidate& c, int64_t rows) const;
   // Whether drafting for c could pay in a step of `rows` rows and `tokens` tokens: with all
   // that its drafter offers right (before a sequence with an intake explores).
-  bool could_pay(const Candidate& c, const StepTimes::Line& step, const StepTimes::Line& drafting, int64_t rows,
+  bool could_pay(const Candidate& c, const StepTimes::Line& step, const DraftingTimes::Cost& drafting, int64_t rows,
                  double tokens) const;
   // c drafts nothing for a while: a pause, twice as long as its last.
   static void pause(SlotState& s);
 
-  StepTimes times_, drafting_;
+  StepTimes times_;
+  DraftingTimes drafting_;
   double intake_tokens_ = 0, intake_seconds_ = 0;  // recent intakes, older ones weighing less
   std::vector<SlotState> slots_;
   bool explores_;

@@ -41,6 +41,35 @@ TEST(StepTimes, ALineThroughRecentStepsOfDecodeSize) {
   EXPECT_NEAR(t.predict(2), 0.022, 1e-4);
 }
 
+// Drafting's time is fitted as a fixed part, a cost per pass and one per draft token; what is
+// not measured costs nothing yet: one pass count measured, all of it fixed; passes and tokens
+// alike (one sequence's drafts), no cost per token; once steps that drafted for several are
+// measured, the fit finds every part.
+TEST(DraftingTimes, AFixedPartACostPerPassAndOnePerDraftToken) {
+  DraftingTimes t;
+  EXPECT_EQ(t.cost().at(4, 4), 0.0);  // nothing measured
+  t.record(1, 1, 0.004);
+  EXPECT_NEAR(t.cost().at(8, 8), 0.004, 1e-12);
+  for (int64_t passes = 1; passes <= 8; ++passes)
+    t.record(passes, passes, 0.001 + 0.003 * static_cast<double>(passes));
+  EXPECT_NEAR(t.cost().per_pass, 0.003, 1e-9);
+  EXPECT_NEAR(t.cost().fixed, 0.001, 1e-9);
+  EXPECT_EQ(t.cost().per_token, 0.0);
+  for (int i = 0; i < 100; ++i)
+    for (int64_t passes = 1; passes <= 8; ++passes)
+      for (int64_t sequences : {1, 3, 8}) {
+        const int64_t tokens = passes * sequences;
+        t.record(passes, tokens, 0.0005 + 0.001 * static_cast<double>(passes) + 0.0004 * static_cast<double>(tokens));
+      }
+  EXPECT_NEAR(t.cost().fixed, 0.0005, 1e-6);
+  EXPECT_NEAR(t.cost().per_pass, 0.001, 1e-6);
+  EXPECT_NEAR(t.cost().per_token, 0.0004, 1e-6);
+  EXPECT_NEAR(t.cost().at(8, 64), 0.0005 + 0.008 + 0.0256, 1e-5);
+  EXPECT_EQ(t.cost().at(0, 0), 0.0);
+  t.record(0, 0, 1.0);  // no pass: nothing to learn
+  EXPECT_NEAR(t.cost().per_token, 0.0004, 1e-6);
+}
+
 // A step's time bends upward past the kernels' tile of rows: the line from 8 rows on follows
 // that part's slope, not the whole range's; with one row count measured there, the whole range's.
 TEST(StepTimes, ALineFromTheRowsWhereTheDecisionsLie) {
@@ -66,7 +95,7 @@ void explore(DraftPolicy& p, int slot) {
 }
 
 TEST(DraftPolicy, DraftsAsFarAsPaysOnAMemoryBoundStepAndNotAtAllOnAComputeBoundOne) {
-  DraftPolicy cheap(2, 64, 8);
+  DraftPolicy cheap(2, 64);
   teach(cheap, 0.020, 0.0002);  // a row costs 1% of a step
   const std::vector<Candidate> c = {{.slot = 0, .available = 8}};
   explore(cheap, 0);
@@ -74,7 +103,7 @@ TEST(DraftPolicy, DraftsAsFarAsPaysOnAMemoryBoundStepAndNotAtAllOnAComputeBoundO
   EXPECT_GT(cheap.acceptance(0), 0.8);
   EXPECT_EQ(cheap.allocate(1, 1, 63, c), (std::vector<int64_t>{8}));
 
-  DraftPolicy dear(2, 64, 8);
+  DraftPolicy dear(2, 64);
   teach(dear, 0.0, 0.010);  // every row costs a whole step
   explore(dear, 0);
   for (int i = 0; i < 3; ++i) dear.record_verify(0, 8, 8);
@@ -82,7 +111,7 @@ TEST(DraftPolicy, DraftsAsFarAsPaysOnAMemoryBoundStepAndNotAtAllOnAComputeBoundO
 }
 
 TEST(DraftPolicy, TheLikeliestSequenceGetsRowsFirstAndTheBudgetHolds) {
-  DraftPolicy p(3, 64, 8);
+  DraftPolicy p(3, 64);
   teach(p, 0.020, 0.001);  // 5% a row: worth it only for likely tokens
   explore(p, 0);
   explore(p, 1);
@@ -102,7 +131,7 @@ TEST(DraftPolicy, TheLikeliestSequenceGetsRowsFirstAndTheBudgetHolds) {
 }
 
 TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
-  DraftPolicy p(1, 64, 8);
+  DraftPolicy p(1, 64);
   teach(p, 0.020, 0.0006);  // 3% a row
   const std::vector<Candidate> c = {{.slot = 0, .available = 4}};
   int64_t drafting_steps = 0, steps = 0;
@@ -133,7 +162,7 @@ TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
 // their exploring drafts are all right, yet a draft never pays, so each pauses longer each
 // time rather than exploring again at once (a right draft alone does not end the pauses).
 TEST(DraftPolicy, RightDraftsThatDoNotPayStillPauseLongerEachTime) {
-  DraftPolicy p(8, 72, 8);
+  DraftPolicy p(8, 72);
   teach(p, 0.0, 0.003);
   std::vector<Candidate> c;
   for (int slot = 0; slot < 8; ++slot) c.push_back({.slot = slot, .available = 4});
@@ -156,7 +185,7 @@ TEST(DraftPolicy, RightDraftsThatDoNotPayStillPauseLongerEachTime) {
 // drafts until the guesses it would have drafted show it right, and the sequences whose guesses
 // are wrong never draft.
 TEST(DraftPolicy, WithFreeGuessesAcceptanceIsLearnedWithoutARow) {
-  DraftPolicy p(8, 72, 8, /*explores=*/false);
+  DraftPolicy p(8, 72, /*explores=*/false);
   teach(p, 0.010, 0.003);
   std::vector<Candidate> c;
   for (int slot = 0; slot < 8; ++slot) c.push_back({.slot = slot, .available = 4});
@@ -183,9 +212,9 @@ TEST(DraftPolicy, WithFreeGuessesAcceptanceIsLearnedWithoutARow) {
 TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
   const std::vector<Candidate> c = {{.slot = 0, .available = 8}, {.slot = 1, .available = 8}};
   for (const auto& [pass, pays] : std::vector<std::pair<double, bool>>{{0.001, true}, {0.030, false}}) {
-    DraftPolicy p(2, 64, 8);
+    DraftPolicy p(2, 64);
     teach(p, 0.020, 0.0001);
-    for (int64_t rounds = 1; rounds <= 8; ++rounds) p.record_drafting(rounds, 0.0005 + pass * static_cast<double>(rounds));
+    for (int64_t rounds = 1; rounds <= 8; ++rounds) p.record_drafting(rounds, rounds, 0.0005 + pass * static_cast<double>(rounds));
     explore(p, 0);
     explore(p, 1);
     for (int i = 0; i < 5; ++i) p.record_verify(0, 4, 3), p.record_verify(1, 4, 3);  // 0.75 accepted
@@ -205,9 +234,9 @@ TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
 // drafts could pay.
 TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraftingCouldPay) {
   const auto policy = [](double pass) {
-    DraftPolicy p(2, 64, 8);
+    DraftPolicy p(2, 64);
     teach(p, 0.020, 0.0002);  // memory-bound: a row costs 1% of a step
-    for (int64_t rounds = 1; rounds <= 8; ++rounds) p.record_drafting(rounds, pass * static_cast<double>(rounds));
+    for (int64_t rounds = 1; rounds <= 8; ++rounds) p.record_drafting(rounds, rounds, pass * static_cast<double>(rounds));
     p.record_intake(512, 0.025);
     return p;
   };
@@ -230,7 +259,7 @@ TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraft
 // A sequence that always drafts still leaves a step without drafts now and then, so that the
 // step's time without them stays measured.
 TEST(DraftPolicy, EveryFewStepsOneDraftsNothing) {
-  DraftPolicy p(1, 64, 8);
+  DraftPolicy p(1, 64);
   teach(p, 0.020, 0.0001);
   explore(p, 0);
   const std::vector<Candidate> c = {{.slot = 0, .available = 4}};
@@ -244,16 +273,53 @@ TEST(DraftPolicy, EveryFewStepsOneDraftsNothing) {
 }
 
 TEST(DraftPolicy, ANewSequenceDraftsOneTokenFirstAndDraftsBeforeStepsAreMeasured) {
-  DraftPolicy p(2, 64, 8);
+  DraftPolicy p(2, 64);
   teach(p, 0.0, 0.010);  // compute-bound: no draft pays at the prior's acceptance
   const std::vector<Candidate> c = {{.slot = 0, .available = 3}};
   EXPECT_EQ(p.allocate(1, 1, 63, c), (std::vector<int64_t>{1}));  // exploring
   EXPECT_EQ(p.allocate(1, 1, 63, c), (std::vector<int64_t>{0}));
   EXPECT_EQ(p.allocate(1, 1, 0, std::vector<Candidate>{{.slot = 1, .available = 5}}), (std::vector<int64_t>{0}));
 
-  DraftPolicy fresh(1, 64, 8);  // no step measured: a row costs nothing yet
+  DraftPolicy fresh(1, 64);  // no step measured: a row costs nothing yet
   explore(fresh, 0);
   EXPECT_EQ(fresh.allocate(1, 1, 63, c), (std::vector<int64_t>{3}));
+}
+
+// A draft model drafting for 8 sequences at once runs its passes over 8 rows: where its rows
+// cost as the model's own do (a draft model as dear as the model, compute-bound), drafts that
+// pay for one sequence do not pay for eight, which the fit per pass alone (one sequence's
+// drafting times, taken for the whole step's) would hand out.
+TEST(DraftPolicy, DraftsForManySequencesCostTheirRowsOnTheDraftModel) {
+  std::vector<Candidate> eight;
+  for (int slot = 0; slot < 8; ++slot) eight.push_back({.slot = slot, .available = 8});
+  const auto drafts_for_eight = [&](bool seen_many) {
+    DraftPolicy p(8, 128);
+    teach(p, 0.002, 0.0002);  // a row costs a tenth of the step's fixed part
+    for (int i = 0; i < 20; ++i)
+      for (int64_t passes = 1; passes <= 8; ++passes)
+        for (int64_t sequences : seen_many ? std::vector<int64_t>{1, 8} : std::vector<int64_t>{1}) {
+          const int64_t tokens = passes * sequences;
+          p.record_drafting(passes, tokens, 0.0002 * static_cast<double>(passes) + 0.0002 * static_cast<double>(tokens));
+        }
+    for (const Candidate& c : eight) {
+      explore(p, c.slot);
+      for (int i = 0; i < 5; ++i) p.record_verify(c.slot, 4, 3);  // 0.75 accepted
+    }
+    return sum(p.allocate(8, 8, 120, eight));
+  };
+  EXPECT_GE(drafts_for_eight(false), 8);  // per pass alone: drafts look cheap
+  EXPECT_EQ(drafts_for_eight(true), 0);
+  // One sequence alone still drafts: a pass over one row is cheap beside its step.
+  DraftPolicy alone(1, 128);
+  teach(alone, 0.002, 0.0002);
+  for (int i = 0; i < 20; ++i)
+    for (int64_t passes = 1; passes <= 8; ++passes)
+      for (int64_t sequences : {1, 8})
+        alone.record_drafting(passes, passes * sequences,
+                              0.0002 * static_cast<double>(passes) + 0.0002 * static_cast<double>(passes * sequences));
+  explore(alone, 0);
+  for (int i = 0; i < 5; ++i) alone.record_verify(0, 4, 3);
+  EXPECT_GE(sum(alone.allocate(1, 1, 63, std::vector<Candidate>{{.slot = 0, .available = 8}})), 2);
 }
 
 }  // namespace
