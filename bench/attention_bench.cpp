@@ -55,7 +55,7 @@ void BM_DecodeStepAttention(benchmark::State& state) {
       for (int s = 0; s < kSeqs; ++s) {
         const KvView kv{k + layer_offset, v + layer_offset, tables[s].data(), kBlock, tile, head_stride, n_blocks, 0};
         for (int h = 0; h < kKvHeads; ++h)
-          attention_heads(q.data(), kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());
+          attention_heads(q.data(), 1, kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());
       }
     }
     benchmark::DoNotOptimize(out.data());

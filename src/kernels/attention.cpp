@@ -38,10 +38,10 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
 
 }  // namespace
 
-void attention_heads_reference(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv,
-                               float scale, float* scores, float* out) {
-  for (int h = 0; h < n_q; ++h)
-    attention_head_reference(q + h * head_dim, kv, kv_head, head_dim, n_kv, scale, scores + h * n_kv,
+void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,
+                               int head_dim, int64_t n_kv, float scale, float* scores, float* out) {
+  for (int h = 0; h < n_rows * heads_per_row; ++h)
+    attention_head_reference(q + h * head_dim, kv, kv_head, head_dim, n_kv + h / heads_per_row, scale, scores,
                              out + h * head_dim);
 }
 

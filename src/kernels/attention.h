@@ -62,18 +62,26 @@ void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
   }
 }
 
-// Grouped-query attention: the n_q query heads that share KV head kv_head (head h at
-// q + h * head_dim), each over positions [0, n_kv): out_h (at out + h * head_dim) =
-// sum_p softmax_p(scale * q_h·k_p) v_p. Computed in float from the F16 cache (as llama.cpp's
+// Grouped-query attention of n_rows rows of one sequence at consecutive positions (a decode
+// row, a verify step's rows, a prompt's chunk), each with its heads_per_row query heads that
+// share KV head kv_head: row r sees positions [0, n_kv + r). Head h (row h / heads_per_row) is
+// at q + h * head_dim, its output at out + h * head_dim: out_h = sum_p softmax_p(scale *
+// q_h·k_p) v_p over its row's positions. Computed in float from the F16 cache (as llama.cpp's
 // CPU flash attention does for prompt batches): scores, max-subtracted exponentials, a
-// weighted sum of the values, one division at the end. The group's heads share each read of
-// the cache (a key dimension's row of a block, a position's values). scores needs room for n_q * n_kv floats.
+// weighted sum of the values, one division at the end. The heads of a pass share each read of
+// the cache (a key dimension's row of a block, a position's values), also across rows; a
+// head's result does not depend on the rows beside it (a verify row's equals a decode row's,
+// bit for bit). scores needs room for n_rows * heads_per_row * (n_kv + n_rows - 1) floats.
 // Uses the SIMD kernels of the best target this CPU supports.
-void attention_heads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                     float* scores, float* out);
+void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
+                     int64_t n_kv, float scale, float* scores, float* out);
+
+// How many rows of heads_per_row heads share a pass of attention_heads over the cache on the
+// best target this CPU supports (1 where one row's heads fill it).
+int attention_rows_per_pass(int heads_per_row);
 
 // The same in scalar code, one head at a time (the reference the SIMD version is tested against).
-void attention_heads_reference(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv,
-                               float scale, float* scores, float* out);
+void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,
+                               int head_dim, int64_t n_kv, float scale, float* scores, float* out);
 
 }  // namespace nanoserve::kernels

@@ -22,7 +22,11 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
-constexpr int kHeadBatch = 8;  // query heads whose dot products share one pass over the cache
+// Sums a pass over the keys keeps in registers: a sum (a chain of a head's dot products) a
+// vector, beside the key row and a query's broadcast; 16 where there are 32 vector registers
+// (AVX-512, NEON, SVE), 8 in the 16 of the other x86 targets.
+constexpr int kScoreSums = !HWY_ARCH_X86 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL ? 16 : 8;
+constexpr int kValueHeads = 8;  // query heads whose weighted values share one pass over the cache
 // Each block's tiles are fetched while the kernels work on the block before it (a sequence's
 // cache is usually out of the core's caches: other sequences and layers ran since; and where
 // sequences share the pool, a sequence's blocks lie anywhere in it, where no hardware
@@ -50,7 +54,7 @@ float ScoreOf(const float* q, const uint16_t* k, int64_t block_size, int head_di
   return total;
 }
 
-// scores[h * n_kv + first + t] = scale * q_h·k_t for heads [h0, h0 + nh) and the positions
+// scores[h * stride + first + t] = scale * q_h·k_t for heads [h0, h0 + nh) and the positions
 // [t0, t0 + nt) of one block, one position a lane: each key dimension's row of the tile is
 // widened once and multiplied into every head's sums. The vector reads the tile's row from t0
 // on, past the block's count where it is part-filled (the slots exist; their lanes are never
@@ -58,7 +62,7 @@ float ScoreOf(const float* q, const uint16_t* k, int64_t block_size, int head_di
 // dimensions go by.
 template <int kChains, int NH>
 void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t* next_k,
-                  int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t n_kv, float scale,
+                  int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t stride, float scale,
                   float* scores) {
   const DF df;
   const DH dh;
@@ -91,7 +95,7 @@ void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t
     auto chains = acc0[j];
     if constexpr (kChains == 2) chains = hn::Add(chains, acc1[j]);
     const auto sum = hn::Mul(chains, hn::Set(df, scale));
-    float* out = scores + (h0 + j) * n_kv + first + t0;
+    float* out = scores + (h0 + j) * stride + first + t0;
     if (nt == N) {
       hn::StoreU(sum, df, out);
     } else {
@@ -101,40 +105,55 @@ void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t
   }
 }
 
-// ScoresVector with the head count nh (1 to kHeadBatch) as a template argument, so that the
-// sums stay in registers; two chains a lane for up to 4 heads (enough multiply-adds in flight).
-template <int NH = 1>
+// ScoresVector with the head count nh (1 to kScoreSums / kChains) as a template argument, so
+// that the sums stay in registers.
+template <int kChains, int NH = 1>
 void ScoresVectorOf(int nh, const float* q, int h0, const uint16_t* k_tile, const uint16_t* next_k,
-                    int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t n_kv, float scale,
+                    int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t stride, float scale,
                     float* scores) {
-  if constexpr (NH < kHeadBatch) {
+  if constexpr (NH < kScoreSums / kChains) {
     if (nh > NH)
-      return ScoresVectorOf<NH + 1>(nh, q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, n_kv, scale,
-                                    scores);
+      return ScoresVectorOf<kChains, NH + 1>(nh, q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, stride,
+                                             scale, scores);
   }
-  ScoresVector<NH <= 4 ? 2 : 1, NH>(q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, n_kv, scale, scores);
+  ScoresVector<kChains, NH>(q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, stride, scale, scores);
 }
 
-// scores for heads [h0, h0 + nh) and the positions of one block (KvRun; k_tile is this KV
-// head's first dimension row in the block's key tile). Positions past the last whole vector
-// that fits in the block's rows (only where a block is narrower than a vector) go one by one,
-// in the same steps.
+// scores for heads [h0, h0 + nh) (at most kScoreSums / kChains) and the positions of one block
+// (KvRun; k_tile is this KV head's first dimension row in the block's key tile). Positions past
+// the last whole vector that fits in the block's rows (only where a block is narrower than a
+// vector) go one by one, in the same steps.
+template <int kChains>
 void RunScores(const float* q, int h0, int nh, const uint16_t* k_tile, const uint16_t* next_k, int64_t block_size,
-               int64_t first, int64_t count, int head_dim, int64_t n_kv, float scale, float* scores) {
+               int64_t first, int64_t count, int head_dim, int64_t stride, float scale, float* scores) {
   const int N = static_cast<int>(hn::Lanes(DF()));
   int64_t t0 = 0;
   for (; t0 < count && t0 + N <= block_size; t0 += N) {
     const int nt = static_cast<int>(std::min<int64_t>(N, count - t0));
-    ScoresVectorOf(nh, q, h0, k_tile, t0 == 0 ? next_k : nullptr, block_size, first, t0, nt, head_dim, n_kv, scale,
-                   scores);
+    ScoresVectorOf<kChains>(nh, q, h0, k_tile, t0 == 0 ? next_k : nullptr, block_size, first, t0, nt, head_dim,
+                            stride, scale, scores);
   }
   for (; t0 < count; ++t0)
-    for (int j = 0; j < nh; ++j) {
-      const float* qj = q + (h0 + j) * head_dim;
-      const float dot = nh <= 4 ? ScoreOf<2>(qj, k_tile + t0, block_size, head_dim)
-                                : ScoreOf<1>(qj, k_tile + t0, block_size, head_dim);
-      scores[(h0 + j) * n_kv + first + t0] = dot * scale;
-    }
+    for (int j = 0; j < nh; ++j)
+      scores[(h0 + j) * stride + first + t0] =
+          ScoreOf<kChains>(q + (h0 + j) * head_dim, k_tile + t0, block_size, head_dim) * scale;
+}
+
+// Scores of every head over the positions its row sees (and, for the earlier rows of a pass,
+// the few after: never read), in passes of kScoreSums / kChains heads.
+template <int kChains>
+void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, int head_dim, int64_t n_kv,
+            float scale, int64_t stride, float* scores) {
+  constexpr int kBatch = kScoreSums / kChains;
+  const int n_q = n_rows * heads_per_row;
+  for (int h0 = 0; h0 < n_q; h0 += kBatch) {
+    const int nh = std::min(kBatch, n_q - h0);
+    const int64_t until = n_kv + (h0 + nh - 1) / heads_per_row;  // the pass's last row's positions
+    for_each_kv_run(head, until, [&](const KvRun& run) {
+      RunScores<kChains>(q, h0, nh, run.k, run.next_k, head.block_size, run.first, run.count, head_dim, stride, scale,
+                         scores);
+    });
+  }
 }
 
 // out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions of one run. Slice by slice
@@ -142,7 +161,7 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_tile, const uin
 // same order, as adding into out position by position).
 template <int NH>
 void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint16_t* next_v, int64_t first,
-                 int64_t count, int head_dim, int64_t n_kv, float* out) {
+                 int64_t count, int head_dim, int64_t w_stride, float* out) {
   const int64_t stride = head_dim;  // value rows follow each other in the head's tile
   // The next block's tile (full, as every block before the last is), row by row in the first
   // pass over the positions.
@@ -170,7 +189,7 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
       const auto vv2 = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i + N));
       for (int j = 0; j < NH; ++j) {
-        const auto wj = hn::Set(df, w[(h0 + j) * n_kv + p]);
+        const auto wj = hn::Set(df, w[(h0 + j) * w_stride + p]);
         acc[j] = hn::MulAdd(wj, vv, acc[j]);
         acc2[j] = hn::MulAdd(wj, vv2, acc2[j]);
       }
@@ -187,7 +206,7 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
     for (int64_t p = 0; p < count; ++p) {
       if (ahead != nullptr && i == 0) PrefetchUntil(ahead, (p + 1) * row_bytes, cursor);
       const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
-      for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * n_kv + p]), vv, acc[j]);
+      for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * w_stride + p]), vv, acc[j]);
     }
     for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
   }
@@ -195,19 +214,19 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
     const uint16_t* v_bits = v_run + p * stride;
     for (int j = 0; j < NH; ++j)
       for (int i = vec_end; i < head_dim; ++i)
-        out[(h0 + j) * head_dim + i] += w[(h0 + j) * n_kv + p] * tensor::f16_to_f32(v_bits[i]);
+        out[(h0 + j) * head_dim + i] += w[(h0 + j) * w_stride + p] * tensor::f16_to_f32(v_bits[i]);
   }
 }
 
-// RunValues with the head count nh (1 to kHeadBatch) as a template argument, so that the
+// RunValues with the head count nh (1 to kValueHeads) as a template argument, so that the
 // sums stay in registers.
 template <int NH = 1>
 void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, const uint16_t* next_v, int64_t first,
-               int64_t count, int head_dim, int64_t n_kv, float* out) {
-  if constexpr (NH < kHeadBatch) {
-    if (nh > NH) return RunValues<NH + 1>(weights, h0, nh, v_run, next_v, first, count, head_dim, n_kv, out);
+               int64_t count, int head_dim, int64_t w_stride, float* out) {
+  if constexpr (NH < kValueHeads) {
+    if (nh > NH) return RunValues<NH + 1>(weights, h0, nh, v_run, next_v, first, count, head_dim, w_stride, out);
   }
-  RunValuesOf<NH>(weights, h0, v_run, next_v, first, count, head_dim, n_kv, out);
+  RunValuesOf<NH>(weights, h0, v_run, next_v, first, count, head_dim, w_stride, out);
 }
 
 // Replaces scores[0, n) by exp(scores - max) and returns their sum.
@@ -232,27 +251,46 @@ double SoftmaxNumerators(float* scores, int64_t n) {
   return sum;
 }
 
-void AttentionHeads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                    float* scores, float* out) {
+void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
+                    int64_t n_kv, float scale, float* scores, float* out) {
   const KvView head = kv_head_view(kv, kv_head);
-  for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
-    const int nh = std::min(kHeadBatch, n_q - h0);
-    for_each_kv_run(head, n_kv, [&](const KvRun& run) {
-      RunScores(q, h0, nh, run.k, run.next_k, kv.block_size, run.first, run.count, head_dim, n_kv, scale, scores);
-    });
+  const int n_q = n_rows * heads_per_row;
+  const int64_t stride = n_kv + n_rows - 1;  // the last row's positions
+  // Two chains a head's sums where a row's group is small (enough multiply-adds in flight), by
+  // the group alone: a head's sums are the same whatever rows share its pass.
+  if (heads_per_row <= 4) {
+    Scores<2>(q, n_rows, heads_per_row, head, head_dim, n_kv, scale, stride, scores);
+  } else {
+    Scores<1>(q, n_rows, heads_per_row, head, head_dim, n_kv, scale, stride, scores);
   }
   std::fill(out, out + static_cast<int64_t>(n_q) * head_dim, 0.0f);
-  float inv_sum[kHeadBatch];
-  for (int h0 = 0; h0 < n_q; h0 += kHeadBatch) {
-    const int nh = std::min(kHeadBatch, n_q - h0);
-    for (int j = 0; j < nh; ++j)
-      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * n_kv, n_kv));
-    for_each_kv_run(head, n_kv, [&](const KvRun& run) {
-      RunValues(scores, h0, nh, run.v, run.next_v, run.first, run.count, head_dim, n_kv, out);
+  float inv_sum[kValueHeads];
+  for (int h0 = 0; h0 < n_q; h0 += kValueHeads) {
+    const int nh = std::min(kValueHeads, n_q - h0);
+    for (int j = 0; j < nh; ++j) {
+      const int64_t sees = n_kv + (h0 + j) / heads_per_row;  // its row's positions
+      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * stride, sees));
+    }
+    // The positions every head of the pass sees, then each further one for the heads that see
+    // it (those of the later rows): a head's sums go over its positions in order either way.
+    const int64_t shared = n_kv + h0 / heads_per_row, last = n_kv + (h0 + nh - 1) / heads_per_row;
+    for_each_kv_run(head, shared, [&](const KvRun& run) {
+      RunValues(scores, h0, nh, run.v, run.next_v, run.first, run.count, head_dim, stride, out);
     });
+    for (int64_t p = shared; p < last; ++p) {
+      const int from = std::max(h0, static_cast<int>(p - n_kv + 1) * heads_per_row);  // rows past p - n_kv
+      const uint16_t* v = head.v + kv_block_offset(head, head.blocks[p / head.block_size]) +
+                          p % head.block_size * head_dim;
+      RunValues(scores, from, h0 + nh - from, v, nullptr, p, 1, head_dim, stride, out);
+    }
     for (int j = 0; j < nh; ++j)
       for (int i = 0; i < head_dim; ++i) out[(h0 + j) * head_dim + i] *= inv_sum[j];
   }
+}
+
+int RowsPerPass(int heads_per_row) {
+  const int heads = kScoreSums / (heads_per_row <= 4 ? 2 : 1);
+  return std::max(1, heads / std::max(1, heads_per_row));
 }
 
 }  // namespace HWY_NAMESPACE
@@ -263,10 +301,13 @@ HWY_AFTER_NAMESPACE();
 namespace nanoserve::kernels {
 
 HWY_EXPORT(AttentionHeads);
+HWY_EXPORT(RowsPerPass);
 
-void attention_heads(const float* q, int n_q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                     float* scores, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttentionHeads)(q, n_q, kv, kv_head, head_dim, n_kv, scale, scores, out);
+int attention_rows_per_pass(int heads_per_row) { return HWY_DYNAMIC_DISPATCH(RowsPerPass)(heads_per_row); }
+
+void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
+                     int64_t n_kv, float scale, float* scores, float* out) {
+  HWY_DYNAMIC_DISPATCH(AttentionHeads)(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out);
 }
 
 }  // namespace nanoserve::kernels

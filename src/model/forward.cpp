@@ -145,7 +145,9 @@ void Model::position_and_store(const LayerWeights& w, int layer, const Batch& ba
 }
 
 // attn = softmax(q · kᵀ / √head_dim) · v for each query head over its sequence's positions up
-// to its own (causal), in groups of query heads that share a KV head (GQA).
+// to its own (causal), in groups of query heads that share a KV head (GQA). A sequence's rows at
+// consecutive positions (a prompt's chunk, a verify step's rows) go a few at a time, sharing a
+// pass over the cache (kernels::attention_rows_per_pass).
 void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
   const ModelConfig& c = config_;
   double positions = 0.0;  // each row reads the keys and values of its positions up to its own
@@ -154,16 +156,34 @@ void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
   const auto timed = clock_.time(Op::kAttention, positions * static_cast<double>(kv_bytes_per_position_layer(c)));
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head
-  const int64_t scores_per_thread = group * cache.n_ctx();
-  const auto rows = static_cast<int64_t>(batch.size());
-  pool_.run(rows * c.n_head_kv, [&](int64_t t0, int64_t t1, int thread) {
+  const int64_t rows_per_pass = kernels::attention_rows_per_pass(static_cast<int>(group));
+  const int64_t scores_per_thread = rows_per_pass * group * cache.n_ctx();
+  const int64_t pass_heads = rows_per_pass * group * c.head_dim;  // a pass's q (or out) floats
+  // Passes: runs of up to rows_per_pass rows of one sequence at consecutive positions.
+  std::vector<std::pair<int64_t, int64_t>> passes;  // first row, rows
+  for (int64_t r = 0, n = 0; r < static_cast<int64_t>(batch.size()); r += n) {
+    const BatchRow& first = batch.rows[static_cast<size_t>(r)];
+    for (n = 1; n < rows_per_pass && r + n < static_cast<int64_t>(batch.size()); ++n) {
+      const BatchRow& next = batch.rows[static_cast<size_t>(r + n)];
+      if (next.seq != first.seq || next.pos != first.pos + n) break;
+    }
+    passes.emplace_back(r, n);
+  }
+  pool_.run(static_cast<int64_t>(passes.size()) * c.n_head_kv, [&](int64_t t0, int64_t t1, int thread) {
     float* scores = ws_.scores.data() + thread * scores_per_thread;
+    float* q = ws_.pass_q.data() + thread * 2 * pass_heads;
+    float* out = q + pass_heads;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t r = t / c.n_head_kv, g = t % c.n_head_kv;
-      const BatchRow& row = batch.rows[r];
-      kernels::attention_heads(ws_.q.head(r, g * group), static_cast<int>(group), cache.view(row.seq, layer),
-                               static_cast<int>(g), static_cast<int>(c.head_dim), row.pos + 1, scale, scores,
-                               ws_.attn.head(r, g * group));
+      const auto [r0, n] = passes[static_cast<size_t>(t / c.n_head_kv)];
+      const int64_t g = t % c.n_head_kv;
+      const int64_t head_floats = group * c.head_dim;
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(q + i * head_floats, ws_.q.head(r0 + i, g * group), head_floats * sizeof(float));
+      const BatchRow& row = batch.rows[static_cast<size_t>(r0)];
+      kernels::attention_heads(q, static_cast<int>(n), static_cast<int>(group), cache.view(row.seq, layer),
+                               static_cast<int>(g), static_cast<int>(c.head_dim), row.pos + 1, scale, scores, out);
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(ws_.attn.head(r0 + i, g * group), out + i * head_floats, head_floats * sizeof(float));
     }
   });
 }

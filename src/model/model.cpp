@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/attention.h"
 #include "kernels/scratch.h"
 #include "model/model.h"
 
@@ -100,7 +101,10 @@ void Model::reserve(int64_t rows, int64_t n_ctx) {
                        &ws_.rope_sin})
     b->reserve(rows);
   const ModelConfig& c = config_;
-  kernels::grow(ws_.scores, static_cast<size_t>(pool_.size()) * (c.n_head / c.n_head_kv) * n_ctx);
+  const int64_t group = c.n_head / c.n_head_kv;
+  const int64_t rows_per_pass = kernels::attention_rows_per_pass(static_cast<int>(group));
+  kernels::grow(ws_.scores, static_cast<size_t>(pool_.size() * rows_per_pass * group * n_ctx));
+  kernels::grow(ws_.pass_q, static_cast<size_t>(pool_.size() * 2 * rows_per_pass * group * c.head_dim));
 }
 
 

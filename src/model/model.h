@@ -67,7 +67,8 @@ class Model {
     RowBuffer attn;                // [q_dim]   attention's output, per query head
     RowBuffer gate, up;            // [n_ff]
     RowBuffer rope_cos, rope_sin;  // [rope_dims / 2]  each row's RoPE angles at its position
-    std::vector<float> scores;     // [threads × heads per KV head × n_ctx]  attention scores
+    std::vector<float> scores;     // [threads × rows per pass × heads per KV head × n_ctx]  attention scores
+    std::vector<float> pass_q;     // [threads × 2 × rows per pass × heads per KV head × head_dim]  a pass's q, out
     std::vector<int64_t> next_pos;  // check(): per sequence, the next position
   };
 

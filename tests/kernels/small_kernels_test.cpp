@@ -138,7 +138,7 @@ TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
   const auto q = random_floats(head_dim, 6);
   std::vector<float> scores(n_kv), out(head_dim);
   const float scale = 0.25f;
-  attention_heads_reference(q.data(), 1, kv.view, 1, head_dim, n_kv, scale, scores.data(), out.data());
+  attention_heads_reference(q.data(), 1, 1, kv.view, 1, head_dim, n_kv, scale, scores.data(), out.data());
 
   std::vector<double> w(n_kv);
   double max = -1e30, sum = 0;
@@ -171,14 +171,49 @@ TEST(Attention, EverySimdTargetMatchesReference) {
                          block_size, in_order(n_kv, block_size));
         const auto q = random_floats(head_dim * n_q, 9);
         std::vector<float> scores(n_kv * n_q), ref(head_dim * n_q), got(head_dim * n_q);
-        attention_heads_reference(q.data(), n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
+        attention_heads_reference(q.data(), 1, n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), ref.data());
         for (int64_t target : EverySimdTarget()) {
-          attention_heads(q.data(), n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+          attention_heads(q.data(), 1, n_q, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
           for (int i = 0; i < head_dim * n_q; ++i)
             ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " block " << block_size << " head_dim "
                                                << head_dim << " heads " << n_q << " i " << i;
         }
       }
+}
+
+// A sequence's rows at consecutive positions (a verify step's, a prompt chunk's) in one call:
+// each row's heads give the same bits as that row alone (its positions only, the later rows'
+// not), on every SIMD target, for groups of heads that take two chains per score and one, and
+// rows enough to fill several passes; and the reference's result to float rounding.
+TEST(Attention, RowsOfASequenceInOnePassGiveEachRowItsOwnBits) {
+  for (int block_size : {16, 5})
+    for (int head_dim : {64, 7})
+      for (int heads_per_row : {1, 4, 7})
+        for (int n_rows : {2, 3, 5}) {
+          const int n_kv = 37, positions = n_kv + n_rows - 1, n_q = n_rows * heads_per_row;
+          const int64_t stride = 2 * head_dim;
+          const PagedKv kv(random_floats(stride * positions, 31), random_floats(stride * positions, 32), stride,
+                           head_dim, positions, block_size, in_order(positions, block_size));
+          const auto q = random_floats(head_dim * n_q, 33);
+          std::vector<float> scores(n_q * positions), ref(head_dim * n_q), together(head_dim * n_q),
+              alone(head_dim * heads_per_row);
+          attention_heads_reference(q.data(), n_rows, heads_per_row, kv.view, 1, head_dim, n_kv, 0.125f,
+                                    scores.data(), ref.data());
+          for (int64_t target : EverySimdTarget()) {
+            attention_heads(q.data(), n_rows, heads_per_row, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(),
+                            together.data());
+            for (int i = 0; i < head_dim * n_q; ++i)
+              ASSERT_NEAR(together[i], ref[i], 1e-5f) << hwy::TargetName(target) << " i " << i;
+            for (int r = 0; r < n_rows; ++r) {
+              const int64_t first = int64_t{r} * heads_per_row * head_dim;
+              attention_heads(q.data() + first, 1, heads_per_row, kv.view, 1, head_dim, n_kv + r, 0.125f,
+                              scores.data(), alone.data());
+              ASSERT_TRUE(std::equal(alone.begin(), alone.end(), together.begin() + first))
+                  << hwy::TargetName(target) << " block " << block_size << " head_dim " << head_dim << " heads "
+                  << heads_per_row << " rows " << n_rows << " row " << r;
+            }
+          }
+        }
 }
 
 // Where the blocks lie in the pool does not change a result by a bit: the same positions in
@@ -192,12 +227,12 @@ TEST(Attention, BlockOrderDoesNotChangeTheResult) {
   const PagedKv shuffled(kf, vf, stride, head_dim, n_kv, block_size, {2, 0, 1});
   const auto q = random_floats(head_dim * 3, 13);
   std::vector<float> scores(n_kv * 3), want(head_dim * 3), got(head_dim * 3);
-  attention_heads_reference(q.data(), 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
-  attention_heads_reference(q.data(), 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+  attention_heads_reference(q.data(), 1, 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+  attention_heads_reference(q.data(), 1, 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
   EXPECT_EQ(got, want);
   for (int64_t target : EverySimdTarget()) {
-    attention_heads(q.data(), 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
-    attention_heads(q.data(), 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
+    attention_heads(q.data(), 1, 3, ordered.view, 1, head_dim, n_kv, 0.125f, scores.data(), want.data());
+    attention_heads(q.data(), 1, 3, shuffled.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data());
     EXPECT_EQ(got, want) << hwy::TargetName(target);
   }
 }
