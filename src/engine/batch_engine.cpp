@@ -267,7 +267,8 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   if (draft_always_) {
     for (const DraftPolicy::Candidate& c : candidates) lengths.push_back(c.available);
   } else {
-    lengths = draft_policy_.allocate(base_rows, decoders, step_tokens - decoders, candidates);
+    lengths = draft_policy_.allocate(base_rows, decoders, step_tokens - decoders, candidates,
+                                     static_cast<int64_t>(running_.size()));
   }
   std::vector<DraftAsk> asks;
   for (size_t k = 0; k < candidates.size(); ++k) {

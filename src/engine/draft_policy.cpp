@@ -166,16 +166,16 @@ double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t 
 }
 
 std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_tokens, int64_t max_extra_rows,
-                                           std::span<const Candidate> candidates) {
+                                           std::span<const Candidate> candidates, int64_t sequences) {
   const size_t n = candidates.size();
   const int64_t rows = std::max<int64_t>(1, base_rows);
   const double tokens = static_cast<double>(std::max<int64_t>(1, base_tokens));
   const StepTimes::Line step = times_.line(rows);
   const DraftingTimes::Cost drafting = drafting_.cost();
-  // Whether exploring could pay is judged on a step of the decoding sequences alone: beside a
+  // Whether exploring could pay is judged on a decode step of the batch's sequences: beside a
   // prompt's chunk every draft row looks cheap, but the drafts that would repay an intake come
-  // in the decode steps after it.
-  const int64_t decode_rows = std::max<int64_t>(1, base_tokens);
+  // in the decode steps after it, which the sequences taking in their prompts now will join.
+  const int64_t decode_rows = std::max<int64_t>({1, base_tokens, sequences});
   const StepTimes::Line decode_step = times_.line(decode_rows);
   std::vector<double> accept(n, 0.0);
   std::vector<bool> eligible(n, false);
@@ -191,7 +191,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_rows, int64_t base_token
     if (explores_ && s.explore && forced_rows < max_extra_rows) {
       s.explore = false;
       // Not even drafts all right could repay its intake: it waits, as one whose drafts do not pay.
-      if (!could_pay(candidates[i], decode_step, drafting, decode_rows, tokens)) {
+      if (!could_pay(candidates[i], decode_step, drafting, decode_rows, static_cast<double>(decode_rows))) {
         pause(s);
         continue;
       }

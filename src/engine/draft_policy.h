@@ -32,8 +32,10 @@
 // then, and so does one whose drafts are right but cost more than they give (a step whose
 // every row costs as much as a token: many sequences on a compute-bound kernel). A sequence
 // whose drafter must first take in tokens explores only where drafting could pay even with
-// every draft token right (else it pauses as above): a draft model as dear as the model
-// itself, under load, then costs no prefill of every prompt to learn that. Where guesses
+// every draft token right, in a decode step of every sequence of the batch (those taking in
+// their prompts decode in the steps that would repay it; else it pauses as above): a draft
+// model as dear as the model itself, under load, then costs no prefill of every prompt to
+// learn that. Where guesses
 // cost nothing (prompt lookup), no row is spent to learn: the guess a sequence would have
 // drafted in each step without drafts is judged instead (record_guess), and nothing explores.
 #pragma once
@@ -122,9 +124,10 @@ class DraftPolicy {
   void record_guess(int slot, bool right) { record_verify(slot, 1, right ? 1 : 0); }
   // Draft tokens for each candidate (in order) in a step that has `base_rows` rows and yields
   // `base_tokens` tokens without drafts (a token per decoding sequence); their sum is at most
-  // `max_extra_rows`.
+  // `max_extra_rows`. `sequences`: the batch's sequences, also those still taking in their
+  // prompts (the decode steps to come), at least base_tokens.
   std::vector<int64_t> allocate(int64_t base_rows, int64_t base_tokens, int64_t max_extra_rows,
-                                std::span<const Candidate> candidates);
+                                std::span<const Candidate> candidates, int64_t sequences = 0);
 
   double acceptance(int slot) const;
 

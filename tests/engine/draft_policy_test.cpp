@@ -256,6 +256,25 @@ TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraft
   EXPECT_GE(cheap.allocate(1, 1, 63, std::vector<Candidate>{with_prompt})[0], 1);
 }
 
+// Whether a sequence with an intake explores is judged on the decode steps of the whole batch:
+// where one sequence decodes while seven take in their prompts, drafting that would pay beside
+// one decode row (a row a tenth of the step's fixed part) does not beside eight, so it does not
+// explore (no prefill on the draft model); alone in the batch, it does.
+TEST(DraftPolicy, ExploringIsJudgedOnTheDecodeStepsOfTheWholeBatch) {
+  const auto policy = [] {
+    DraftPolicy p(8, 128);
+    teach(p, 0.002, 0.0002);
+    for (int64_t rounds = 1; rounds <= 8; ++rounds) p.record_drafting(rounds, rounds, 0.0002 * static_cast<double>(rounds));
+    p.record_intake(512, 0.025);
+    return p;
+  };
+  const std::vector<Candidate> c = {{.slot = 0, .available = 8, .intake = 512, .remaining = 256}};
+  DraftPolicy batch = policy();
+  EXPECT_EQ(batch.allocate(513, 1, 63, c, /*sequences=*/8)[0], 0);
+  DraftPolicy alone = policy();
+  EXPECT_EQ(alone.allocate(1, 1, 63, c, /*sequences=*/1)[0], 1);
+}
+
 // A sequence that always drafts still leaves a step without drafts now and then, so that the
 // step's time without them stays measured.
 TEST(DraftPolicy, EveryFewStepsOneDraftsNothing) {
