@@ -5,7 +5,8 @@
 
 namespace nanoserve::bench {
 
-std::vector<std::vector<StreamResult>> run_streams(Target& target, const std::vector<std::vector<BenchRequest>>& queues) {
+std::vector<std::vector<StreamResult>> run_streams(Target& target,
+                                                   const std::vector<std::vector<BenchRequest>>& queues) {
   const size_t n = queues.size();
   std::vector<std::vector<StreamResult>> results(n);
   std::vector<std::string> errors(n);

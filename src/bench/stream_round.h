@@ -22,6 +22,7 @@ std::vector<StreamResult> run_round(Target& target, const std::vector<BenchReque
 
 // A stream per queue, each sending its queue's requests one after another; results[s][j] is
 // queue s's request j. Throws RequestFailed when any of them failed (a stream stops at its first).
-std::vector<std::vector<StreamResult>> run_streams(Target& target, const std::vector<std::vector<BenchRequest>>& queues);
+std::vector<std::vector<StreamResult>> run_streams(Target& target,
+                                                   const std::vector<std::vector<BenchRequest>>& queues);
 
 }  // namespace nanoserve::bench

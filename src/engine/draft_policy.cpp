@@ -132,8 +132,7 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
 }
 
 double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t longest, int64_t base_rows,
-                         double base_tokens,
-                         int64_t max_extra_rows, std::span<const Candidate> candidates,
+                         double base_tokens, int64_t max_extra_rows, std::span<const Candidate> candidates,
                          const std::vector<bool>& eligible, const std::vector<double>& accept,
                          std::vector<int64_t>& drafts) const {
   const size_t n = candidates.size();

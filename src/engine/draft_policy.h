@@ -35,9 +35,9 @@
 // every draft token right, in a decode step of every sequence of the batch (those taking in
 // their prompts decode in the steps that would repay it; else it pauses as above): a draft
 // model as dear as the model itself, under load, then costs no prefill of every prompt to
-// learn that. Where guesses
-// cost nothing (prompt lookup), no row is spent to learn: the guess a sequence would have
-// drafted in each step without drafts is judged instead (record_guess), and nothing explores.
+// learn that. Where guesses cost nothing (prompt lookup), no row is spent to learn: the guess
+// a sequence would have drafted in each step without drafts is judged instead (record_guess),
+// and nothing explores.
 #pragma once
 
 #include <cstdint>

@@ -157,14 +157,14 @@ TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
 }
 
 // Every SIMD target against the reference, for head sizes with and without a vector tail;
-// groups of query heads that take two chains per score, one, and more than the SIMD kernel's
-// batch of 8; blocks of the cache's 16 positions (whole vectors), of 8 (narrower than an
+// groups of query heads that take two chains per score, one, and more than a pass of the SIMD
+// kernel holds (16 heads of one chain where there are 32 registers, 8 else); blocks of the cache's 16 positions (whole vectors), of 8 (narrower than an
 // AVX-512 vector: one by one there) and of 5; over a number of positions that leaves the last
 // block part-filled.
 TEST(Attention, EverySimdTargetMatchesReference) {
   for (int block_size : {16, 8, 5})
     for (int head_dim : {64, 80, 128, 7})
-      for (int n_q : {1, 7, 10}) {
+      for (int n_q : {1, 7, 10, 17}) {
         const int n_kv = 301;
         const int64_t stride = 2 * head_dim;
         const PagedKv kv(random_floats(stride * n_kv, 7), random_floats(stride * n_kv, 8), stride, head_dim, n_kv,
