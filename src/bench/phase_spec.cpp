@@ -7,9 +7,11 @@
 //                   file's first definition on, spec_max_tokens greedy tokens), one stream, with
 //                   spec off, lookup and draft (pycoder-q4_k_m drafting), the three servers side
 //                   by side, their order turned around from one file to the next;
-//   streams         `streams` of those continuations at once, off, lookup and draft, per round;
+//   streams         `streams` of those continuations at once, off, lookup and draft, two rounds
+//                   each per suite repeat (A B C C B A);
 //   in_flight       `streams` streams kept in flight, each sending kInFlightRequests of them
-//                   one after another, per round (after that round's `streams` case);
+//                   one after another, a round per server and suite repeat (after the repeat's
+//                   `streams` rounds, the servers' order turned around from one repeat to the next);
 //   random          the main model (random weights: nothing to guess), one stream, spec off
 //                   and lookup in spec_pairs ABBA pairs;
 //   random_streams  `streams` streams at once on the main model, off and lookup, ABBA rounds.
@@ -52,7 +54,7 @@ double continue_units(const SuiteOptions& o) {
   return 3 * kServerStartUnits + 3.0 * o.spec_files * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double streams_units(const SuiteOptions& o) {
-  return 3.0 * o.repeats * o.streams * (1 + kInFlightRequests) * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
+  return 3.0 * o.repeats * o.streams * (2 + kInFlightRequests) * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double random_units(const SuiteOptions& o) {
   return 2 * kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
@@ -201,19 +203,20 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
     }
     env.progress().advance((continue_units(o) - 3 * kServerStartUnits) / o.spec_files, "spec: pycoder continuation");
   }
-  for (int round = 0; round < o.repeats && !interrupted(); ++round) {
+  for (int repeat = 0; repeat < o.repeats && !interrupted(); ++repeat) {
     std::vector<BenchRequest> batch;
     std::vector<std::vector<BenchRequest>> queues(static_cast<size_t>(o.streams));
     for (int s = 0; s < o.streams; ++s) {
-      batch.push_back(requests[static_cast<size_t>((round + s) % o.spec_files)]);
+      batch.push_back(requests[static_cast<size_t>((repeat + s) % o.spec_files)]);
       for (int j = 0; j < kInFlightRequests; ++j)
-        queues[static_cast<size_t>(s)].push_back(requests[static_cast<size_t>((round + s + j) % o.spec_files)]);
+        queues[static_cast<size_t>(s)].push_back(requests[static_cast<size_t>((repeat + s + j) % o.spec_files)]);
     }
-    for (size_t k = 0; k < servers.size(); ++k) {
-      SpecServer& server = servers[round % 2 == 0 ? k : servers.size() - 1 - k];
-      round_of(rows, rc, "streams", server, round, batch);
-      in_flight_of(rows, rc, server, round, queues);
-    }
+    // Two rounds at once a server, in the order A B C C B A: each server's pair lies on both
+    // sides of the others' (a round is about a second; the machine drifts over a few).
+    const size_t n = servers.size();
+    for (size_t i = 0; i < 2 * n; ++i)
+      round_of(rows, rc, "streams", servers[i < n ? i : 2 * n - 1 - i], 2 * repeat + (i < n ? 0 : 1), batch);
+    for (size_t k = 0; k < n; ++k) in_flight_of(rows, rc, servers[repeat % 2 == 0 ? k : n - 1 - k], repeat, queues);
     env.progress().advance(streams_units(o) / o.repeats, "spec: pycoder, streams at once");
   }
 }

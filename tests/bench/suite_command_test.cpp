@@ -175,7 +175,7 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
   }
   EXPECT_EQ(cases, (std::map<std::string, int>{{"step", 3 * 5},
                                                {"continue/off", 2}, {"continue/lookup", 2}, {"continue/draft", 2},
-                                               {"streams/off", 2}, {"streams/lookup", 2}, {"streams/draft", 2},
+                                               {"streams/off", 4}, {"streams/lookup", 4}, {"streams/draft", 4},
                                                {"in_flight/off", 8}, {"in_flight/lookup", 8}, {"in_flight/draft", 8},
                                                {"random/off", 2}, {"random/lookup", 2},
                                                {"random_streams/off", 4}, {"random_streams/lookup", 4}}));
