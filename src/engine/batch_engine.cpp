@@ -267,8 +267,10 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   if (draft_always_) {
     for (const DraftPolicy::Candidate& c : candidates) lengths.push_back(c.available);
   } else {
+    // The batch's sequences to come: the running ones and those waiting for a free slot.
+    const size_t sequences = running_.size() + std::min(waiting_.size(), free_slots_.size());
     lengths = draft_policy_.allocate(base_rows, decoders, step_tokens - decoders, candidates,
-                                     static_cast<int64_t>(running_.size()));
+                                     static_cast<int64_t>(sequences));
   }
   std::vector<DraftAsk> asks;
   for (size_t k = 0; k < candidates.size(); ++k) {

@@ -33,11 +33,11 @@
 // every row costs as much as a token: many sequences on a compute-bound kernel). A sequence
 // whose drafter must first take in tokens explores only where drafting could pay even with
 // every draft token right, in a decode step of every sequence of the batch (those taking in
-// their prompts decode in the steps that would repay it; else it pauses as above): a draft
-// model as dear as the model itself, under load, then costs no prefill of every prompt to
-// learn that. Where guesses cost nothing (prompt lookup), no row is spent to learn: the guess
-// a sequence would have drafted in each step without drafts is judged instead (record_guess),
-// and nothing explores.
+// their prompts, or waiting for a slot, decode in the steps that would repay it; else it
+// pauses as above): a draft model as dear as the model itself, under load, then costs no
+// prefill of every prompt to learn that. Where guesses cost nothing (prompt lookup), no row
+// is spent to learn: the guess a sequence would have drafted in each step without drafts is
+// judged instead (record_guess), and nothing explores.
 #pragma once
 
 #include <cstdint>
@@ -125,7 +125,7 @@ class DraftPolicy {
   // Draft tokens for each candidate (in order) in a step that has `base_rows` rows and yields
   // `base_tokens` tokens without drafts (a token per decoding sequence); their sum is at most
   // `max_extra_rows`. `sequences`: the batch's sequences, also those still taking in their
-  // prompts (the decode steps to come), at least base_tokens.
+  // prompts or waiting for a slot (the decode steps to come), at least base_tokens.
   std::vector<int64_t> allocate(int64_t base_rows, int64_t base_tokens, int64_t max_extra_rows,
                                 std::span<const Candidate> candidates, int64_t sequences = 0);
 
