@@ -170,8 +170,8 @@ void streams_table(const PhaseRows& phase, Section& s) {
     }
   }
   if (t.empty()) return;
-  s.markdown += "**Streams at once, and a model with nothing to guess** (random weights; off and lookup in ABBA "
-                "order; medians (min–max) over rounds or requests). At once: the streams start together and the "
+  s.markdown += "**Streams at once, and a model with nothing to guess** (random weights; the servers side by side, "
+                "in A B B A order, A B C C B A with three; medians (min–max) over rounds or requests). At once: the streams start together and the "
                 "round ends with the last of them; kept in flight: each stream sends its next request as soon as "
                 "one ends. Aggregate: the completion tokens ÷ (first request sent → last stream's end).\n\n" +
                 t.text() + "\n";
