@@ -22,6 +22,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 using DH = hn::Rebind<hwy::float16_t, DF>;
+// Chains of a head's score sums: two where a row's group of heads is small (enough
+// multiply-adds in flight), else one; by the group alone, so that a head's sums are the same
+// whatever rows share its pass.
+constexpr int ChainsFor(int heads_per_row) { return heads_per_row <= 4 ? 2 : 1; }
 // Sums a pass over the keys keeps in registers: a sum (a chain of a head's dot products) a
 // vector, beside the key row and a query's broadcast; 16 where there are 32 vector registers
 // (AVX-512, NEON, SVE), 8 in the 16 of the other x86 targets.
@@ -256,9 +260,7 @@ void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView&
   const KvView head = kv_head_view(kv, kv_head);
   const int n_q = n_rows * heads_per_row;
   const int64_t stride = n_kv + n_rows - 1;  // the last row's positions
-  // Two chains a head's sums where a row's group is small (enough multiply-adds in flight), by
-  // the group alone: a head's sums are the same whatever rows share its pass.
-  if (heads_per_row <= 4) {
+  if (ChainsFor(heads_per_row) == 2) {
     Scores<2>(q, n_rows, heads_per_row, head, head_dim, n_kv, scale, stride, scores);
   } else {
     Scores<1>(q, n_rows, heads_per_row, head, head_dim, n_kv, scale, stride, scores);
@@ -289,7 +291,7 @@ void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView&
 }
 
 int RowsPerPass(int heads_per_row) {
-  const int heads = kScoreSums / (heads_per_row <= 4 ? 2 : 1);
+  const int heads = kScoreSums / ChainsFor(heads_per_row);
   return std::max(1, heads / std::max(1, heads_per_row));
 }
 

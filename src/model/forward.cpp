@@ -155,15 +155,15 @@ void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
     for (const BatchRow& row : batch.rows) positions += static_cast<double>(row.pos + 1);
   const auto timed = clock_.time(Op::kAttention, positions * static_cast<double>(kv_bytes_per_position_layer(c)));
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  const int64_t group = c.n_head / c.n_head_kv;  // query heads per KV head
-  const int64_t rows_per_pass = kernels::attention_rows_per_pass(static_cast<int>(group));
-  const int64_t scores_per_thread = rows_per_pass * group * cache.n_ctx();
-  const int64_t pass_heads = rows_per_pass * group * c.head_dim;  // a pass's q (or out) floats
-  // Passes: runs of up to rows_per_pass rows of one sequence at consecutive positions.
+  const int64_t group = ws_.group;
+  const int64_t scores_per_thread = ws_.pass_heads() * cache.n_ctx();
+  const int64_t head_floats = group * c.head_dim;              // one row's heads of a KV head
+  const int64_t pass_floats = ws_.pass_heads() * c.head_dim;  // a pass's q (or out)
+  // Passes: runs of up to pass_rows rows of one sequence at consecutive positions.
   std::vector<std::pair<int64_t, int64_t>> passes;  // first row, rows
   for (int64_t r = 0, n = 0; r < static_cast<int64_t>(batch.size()); r += n) {
     const BatchRow& first = batch.rows[static_cast<size_t>(r)];
-    for (n = 1; n < rows_per_pass && r + n < static_cast<int64_t>(batch.size()); ++n) {
+    for (n = 1; n < ws_.pass_rows && r + n < static_cast<int64_t>(batch.size()); ++n) {
       const BatchRow& next = batch.rows[static_cast<size_t>(r + n)];
       if (next.seq != first.seq || next.pos != first.pos + n) break;
     }
@@ -171,12 +171,11 @@ void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
   }
   pool_.run(static_cast<int64_t>(passes.size()) * c.n_head_kv, [&](int64_t t0, int64_t t1, int thread) {
     float* scores = ws_.scores.data() + thread * scores_per_thread;
-    float* q = ws_.pass_q.data() + thread * 2 * pass_heads;
-    float* out = q + pass_heads;
+    float* q = ws_.pass_q.data() + thread * 2 * pass_floats;
+    float* out = q + pass_floats;
     for (int64_t t = t0; t < t1; ++t) {
       const auto [r0, n] = passes[static_cast<size_t>(t / c.n_head_kv)];
       const int64_t g = t % c.n_head_kv;
-      const int64_t head_floats = group * c.head_dim;
       for (int64_t i = 0; i < n; ++i)
         std::memcpy(q + i * head_floats, ws_.q.head(r0 + i, g * group), head_floats * sizeof(float));
       const BatchRow& row = batch.rows[static_cast<size_t>(r0)];

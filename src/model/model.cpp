@@ -94,17 +94,16 @@ void Model::reserve_kv(KvCache& cache) {
 
 Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
-      attn(c.q_dim(), c.head_dim), gate(c.n_ff), up(c.n_ff), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2) {}
+      attn(c.q_dim(), c.head_dim), gate(c.n_ff), up(c.n_ff), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2),
+      group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group))) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
   for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate, &ws_.up, &ws_.rope_cos,
                        &ws_.rope_sin})
     b->reserve(rows);
   const ModelConfig& c = config_;
-  const int64_t group = c.n_head / c.n_head_kv;
-  const int64_t rows_per_pass = kernels::attention_rows_per_pass(static_cast<int>(group));
-  kernels::grow(ws_.scores, static_cast<size_t>(pool_.size() * rows_per_pass * group * n_ctx));
-  kernels::grow(ws_.pass_q, static_cast<size_t>(pool_.size() * 2 * rows_per_pass * group * c.head_dim));
+  kernels::grow(ws_.scores, static_cast<size_t>(pool_.size() * ws_.pass_heads() * n_ctx));
+  kernels::grow(ws_.pass_q, static_cast<size_t>(pool_.size() * 2 * ws_.pass_heads() * c.head_dim));
 }
 
 

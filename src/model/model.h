@@ -67,8 +67,11 @@ class Model {
     RowBuffer attn;                // [q_dim]   attention's output, per query head
     RowBuffer gate, up;            // [n_ff]
     RowBuffer rope_cos, rope_sin;  // [rope_dims / 2]  each row's RoPE angles at its position
-    std::vector<float> scores;     // [threads × rows per pass × heads per KV head × n_ctx]  attention scores
-    std::vector<float> pass_q;     // [threads × 2 × rows per pass × heads per KV head × head_dim]  a pass's q, out
+    int64_t group;                 // query heads per KV head
+    int64_t pass_rows;             // a sequence's rows that share a pass of attention (kernels::attention_rows_per_pass)
+    std::vector<float> scores;     // [threads × pass_heads() × n_ctx]  attention scores
+    std::vector<float> pass_q;     // [threads × 2 × pass_heads() × head_dim]  a pass's q, then its out
+    int64_t pass_heads() const { return pass_rows * group; }  // the query heads of a pass (one KV head's)
     std::vector<int64_t> next_pos;  // check(): per sequence, the next position
   };
 
