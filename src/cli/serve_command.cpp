@@ -29,7 +29,13 @@ namespace fs = std::filesystem;
 struct ServeArgs {
   server::ServerOptions server;
   engine::EngineOptions engine;
+  double request_timeout_s = 30;  // set into server.connections
+  double idle_timeout_s = 60;
 };
+
+std::chrono::milliseconds milliseconds_of(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
 
 // $XDG_CACHE_HOME/nanoserve, else ~/.cache/nanoserve.
 fs::path cache_dir() {
@@ -66,9 +72,12 @@ std::string demo_model() {
 
 void serve(ServeArgs a) {
   engine::check_engine_options(a.engine);  // before binding: bad flags never open a port
-  // Generating and queued requests each hold a connection thread; a few more keep /health
-  // and /metrics answering, and let a full queue be told 429.
+  // Generating and queued requests each hold a worker thread; a few more keep /v1/models
+  // and /metrics answering, and let a full queue be told 429. (Connections that have not
+  // sent a whole request hold none; /health is answered without one.)
   a.server.http_threads = static_cast<size_t>(engine::parallel_of(a.engine) + a.engine.queue_limit) + 4;
+  a.server.connections.request_timeout = milliseconds_of(a.request_timeout_s);
+  a.server.connections.idle_timeout = milliseconds_of(a.idle_timeout_s);
 
   // SIGINT/SIGTERM are taken by sigwait below, so every thread started from here blocks
   // them; a client that leaves must not kill the server with SIGPIPE.
@@ -150,6 +159,18 @@ void add_serve_command(CLI::App& app) {
       ->envname("NANOSERVE_API_KEY");
   cmd->add_option("--max-body-bytes", s.limits.max_body_bytes, "Largest request body (413 beyond)")
       ->envname("NANOSERVE_MAX_BODY_BYTES")->capture_default_str();
+  cmd->add_option("--request-timeout", a->request_timeout_s,
+                  "Seconds a request's headers and body may take to arrive, in all (408 after)")
+      ->envname("NANOSERVE_REQUEST_TIMEOUT")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--idle-timeout", a->idle_timeout_s, "Seconds a keep-alive connection may wait between requests")
+      ->envname("NANOSERVE_IDLE_TIMEOUT")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-connections", s.connections.max_connections,
+                  "Open connections in all; past it, and past --max-connections-per-client, new ones get 503 "
+                  "(but /health)")
+      ->envname("NANOSERVE_MAX_CONNECTIONS")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-connections-per-client", s.connections.max_connections_per_client,
+                  "Open connections from one client address")
+      ->envname("NANOSERVE_MAX_CONNECTIONS_PER_CLIENT")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-queue", e.queue_limit, "Requests waiting for the engine (429 beyond)")
       ->envname("NANOSERVE_MAX_QUEUE")->capture_default_str();
   cmd->add_option("--max-tokens", s.limits.max_tokens, "Most tokens one request may generate")

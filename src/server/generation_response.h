@@ -2,13 +2,13 @@
 // server-sent events (OpenAI's chunk format, then `data: [DONE]`).
 #pragma once
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
 
 #include "engine/engine.h"
+#include "http/response_writer.h"
 #include "server/generation_params.h"
 #include "server/response_json.h"
 #include "server/server_state.h"
@@ -28,7 +28,7 @@ struct ResponseShape {
 // Submits `request` (engine::QueueFull and std::invalid_argument propagate, before anything
 // is sent). A stream's last chunk before [DONE] carries the `nanoserve` object; with
 // include_usage that is the usage chunk (choices: []), else the finish chunk.
-void respond_with_generation(httplib::Response& res, ServerState& state, std::shared_ptr<const ServedModel> model,
+void respond_with_generation(http::ResponseWriter& res, ServerState& state, std::shared_ptr<const ServedModel> model,
                              engine::GenerationRequest request, const GenerationParams& params,
                              const ResponseShape& shape);
 

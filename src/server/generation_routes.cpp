@@ -32,7 +32,7 @@ const ResponseShape kCompletionShape{
     .finish_chunk = text_finish_chunk,
 };
 
-void chat_completions(const httplib::Request& req, httplib::Response& res, ServerState& state) {
+void chat_completions(const http::Request& req, http::ResponseWriter& res, ServerState& state) {
   auto model = state.loaded_model();
   const auto body = parse_json_body(req.body, state.limits().max_json_depth);
   const ChatRequest chat = parse_chat_request(body, state.limits(), random_seed());
@@ -44,7 +44,7 @@ void chat_completions(const httplib::Request& req, httplib::Response& res, Serve
   respond_with_generation(res, state, std::move(model), std::move(request), chat.params, kChatShape);
 }
 
-void completions(const httplib::Request& req, httplib::Response& res, ServerState& state) {
+void completions(const http::Request& req, http::ResponseWriter& res, ServerState& state) {
   auto model = state.loaded_model();
   const auto body = parse_json_body(req.body, state.limits().max_json_depth);
   const CompletionRequest completion = parse_completion_request(body, state.limits(), random_seed());
@@ -58,13 +58,17 @@ void completions(const httplib::Request& req, httplib::Response& res, ServerStat
 
 }  // namespace
 
-void add_generation_routes(httplib::Server& http, ServerState& state) {
-  http.Post("/v1/chat/completions", with_api_errors([&state](const httplib::Request& req, httplib::Response& res) {
-              chat_completions(req, res, state);
-            }));
-  http.Post("/v1/completions", with_api_errors([&state](const httplib::Request& req, httplib::Response& res) {
-              completions(req, res, state);
-            }));
+std::vector<http::Route> generation_routes(ServerState& state) {
+  using http::Request;
+  using http::ResponseWriter;
+  return {
+      {.method = "POST", .path = "/v1/chat/completions",
+       .handler = with_api_errors([&state](const Request& req, ResponseWriter& res) { chat_completions(req, res, state); }),
+       .on_event_loop = false},
+      {.method = "POST", .path = "/v1/completions",
+       .handler = with_api_errors([&state](const Request& req, ResponseWriter& res) { completions(req, res, state); }),
+       .on_event_loop = false},
+  };
 }
 
 }  // namespace nanoserve::server

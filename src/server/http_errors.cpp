@@ -10,45 +10,46 @@
 
 namespace nanoserve::server {
 
-void send_error(httplib::Response& res, const ApiError& error) {
-  res.status = error.status;
-  res.set_content(json_text(error_body(error)), "application/json");
+http::Response error_response(const ApiError& error) {
+  return http::Response{.status = error.status, .content_type = "application/json", .headers = {},
+                        .body = json_text(error_body(error))};
 }
 
-httplib::Server::Handler with_api_errors(httplib::Server::Handler handler) {
-  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+http::Handler with_api_errors(http::Handler handler) {
+  return [handler = std::move(handler)](const http::Request& req, http::ResponseWriter& res) {
+    auto answer = [&res](const ApiError& error) {
+      if (!res.started()) res.send(error_response(error));
+    };
     try {
       handler(req, res);
     } catch (const ApiError& e) {
-      send_error(res, e);
+      answer(e);
     } catch (const engine::QueueFull& e) {
-      send_error(res, ApiError(429, fmt::format("the server is busy: {}", e.what()), "rate_limit_error", "",
-                               "queue_full"));
+      answer(ApiError(429, fmt::format("the server is busy: {}", e.what()), "rate_limit_error", "", "queue_full"));
     } catch (const std::invalid_argument& e) {
-      send_error(res, invalid_request(e.what()));
+      answer(invalid_request(e.what()));
     } catch (const std::exception& e) {
-      send_error(res, ApiError(500, fmt::format("internal error: {}", e.what()), "server_error"));
+      answer(ApiError(500, fmt::format("internal error: {}", e.what()), "server_error"));
     }
   };
 }
 
-httplib::Server::HandlerResponse fill_in_error_body(const httplib::Request& req, httplib::Response& res,
-                                                     size_t max_body_bytes) {
-  if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-  switch (res.status) {
-    case 404:
-      send_error(res, ApiError(404, fmt::format("unknown route: {} {}", req.method, req.path), "invalid_request_error",
-                               "", "unknown_url"));
-      break;
-    case 413:
-      send_error(res, ApiError(413, fmt::format("the request body is larger than this server's limit of {} bytes",
-                                                max_body_bytes), "invalid_request_error", "", "request_too_large"));
-      break;
-    default:
-      send_error(res, ApiError(res.status, fmt::format("HTTP {}", res.status),
-                               res.status >= 500 ? "server_error" : "invalid_request_error"));
-  }
-  return httplib::Server::HandlerResponse::Handled;
+http::Response http_layer_error(int status, const std::string& message) {
+  auto code = [status]() -> std::string {
+    switch (status) {
+      case 404: return "unknown_url";
+      case 405: return "method_not_allowed";
+      case 408: return "request_timeout";
+      case 413: return "request_too_large";
+      case 414: return "uri_too_long";
+      case 415: return "unsupported_media_type";
+      case 431: return "headers_too_large";
+      case 503: return "too_many_connections";
+      default: return "";
+    }
+  };
+  const std::string type = status >= 500 && status != 503 ? "server_error" : "invalid_request_error";
+  return error_response(ApiError(status, message, type, "", code()));
 }
 
 }  // namespace nanoserve::server

@@ -1,18 +1,13 @@
 // The HTTP server: it starts listening before the model is loaded (so /health can say
-// "loading" meanwhile) and serves on a thread of its own until stop().
+// "loading" meanwhile) and serves on threads of its own (http::Server) until stop().
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "http/server.h"
 #include "server/limits.h"
 #include "server/served_model.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace nanoserve::server {
 
@@ -23,7 +18,8 @@ struct ServerOptions {
   int port = 8080;          // 0: any free port (bind() says which)
   std::string api_key;      // empty: none; else every route but /health needs `Authorization: Bearer <key>`
   ServerLimits limits;
-  size_t http_threads = 8;  // connections served at once (a stream holds one for its whole length)
+  size_t http_threads = 8;  // requests answered at once (a stream holds one for its whole length)
+  http::ConnectionLimits connections;  // deadlines and caps; its body limit is limits.max_body_bytes
 };
 
 class HttpServer {
@@ -42,10 +38,7 @@ class HttpServer {
  private:
   ServerOptions options_;
   std::unique_ptr<ServerState> state_;
-  std::unique_ptr<httplib::Server> http_;
-  int listen_socket_ = -1;  // the listening socket, once bound
-  std::thread listener_;
-  std::atomic<bool> listener_returned_{false};
+  std::unique_ptr<http::Server> http_;
 };
 
 }  // namespace nanoserve::server

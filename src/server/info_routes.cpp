@@ -9,33 +9,44 @@
 namespace nanoserve::server {
 namespace {
 
-void health(httplib::Response& res, const ServerState& state) {
+void health(http::ResponseWriter& res, const ServerState& state) {
   const bool loaded = state.model() != nullptr;
-  res.status = loaded ? 200 : 503;
-  res.set_content(json_text({{"status", loaded ? "ok" : "loading"}}), "application/json");
+  res.send({.status = loaded ? 200 : 503, .content_type = "application/json", .headers = {},
+            .body = json_text({{"status", loaded ? "ok" : "loading"}})});
 }
 
-void models(httplib::Response& res, const ServerState& state) {
+void models(http::ResponseWriter& res, const ServerState& state) {
   const auto model = state.loaded_model();
   const nlohmann::ordered_json entry = {
       {"id", model->name()}, {"object", "model"}, {"created", model->created()}, {"owned_by", "nanoserve"}};
-  res.set_content(json_text({{"object", "list"}, {"data", nlohmann::ordered_json::array({entry})}}), "application/json");
+  res.send({.status = 200, .content_type = "application/json", .headers = {},
+            .body = json_text({{"object", "list"}, {"data", nlohmann::ordered_json::array({entry})}})});
 }
 
-void metrics(httplib::Response& res, ServerState& state) {
+void metrics(http::ResponseWriter& res, ServerState& state) {
   const auto model = state.model();
   std::optional<engine::EngineMetrics> engine;
   if (model) engine = model->engine().metrics();
-  res.set_content(state.metrics().prometheus_text(engine), "text/plain; version=0.0.4; charset=utf-8");
+  res.send({.status = 200, .content_type = "text/plain; version=0.0.4; charset=utf-8", .headers = {},
+            .body = state.metrics().prometheus_text(engine)});
 }
 
 }  // namespace
 
-void add_info_routes(httplib::Server& http, ServerState& state) {
-  http.Get("/health", with_api_errors([&state](const httplib::Request&, httplib::Response& res) { health(res, state); }));
-  http.Get("/v1/models",
-           with_api_errors([&state](const httplib::Request&, httplib::Response& res) { models(res, state); }));
-  http.Get("/metrics", with_api_errors([&state](const httplib::Request&, httplib::Response& res) { metrics(res, state); }));
+std::vector<http::Route> info_routes(ServerState& state) {
+  using http::Request;
+  using http::ResponseWriter;
+  return {
+      {.method = "GET", .path = "/health",
+       .handler = with_api_errors([&state](const Request&, ResponseWriter& res) { health(res, state); }),
+       .on_event_loop = true},
+      {.method = "GET", .path = "/v1/models",
+       .handler = with_api_errors([&state](const Request&, ResponseWriter& res) { models(res, state); }),
+       .on_event_loop = false},
+      {.method = "GET", .path = "/metrics",
+       .handler = with_api_errors([&state](const Request&, ResponseWriter& res) { metrics(res, state); }),
+       .on_event_loop = false},
+  };
 }
 
 }  // namespace nanoserve::server

@@ -22,9 +22,9 @@ struct RequestLogRecord {
 std::string request_log_line(const std::string& method, const std::string& path, int status,
                              const RequestLogRecord& record, Clock::time_point now);
 
-// The record of the request this thread is serving. httplib serves each request on one
-// thread from routing through the content provider to the logger, so the routes fill this
-// in and the logger reads it with no lock and no map from requests to records.
+// The record of the request this thread is serving. A worker of http::Server runs a request's
+// handler and then its `answered` hook on one thread, so the routes fill this in and the
+// logger reads it with no lock and no map from requests to records.
 RequestLogRecord& this_thread_request_log();
 
 }  // namespace nanoserve::server

@@ -20,6 +20,7 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   httplib::Client client() const;
   // Everything the server wrote to stderr so far.
   std::string log() const;

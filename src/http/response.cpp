@@ -1,0 +1,47 @@
+#include "http/response.h"
+
+#include <fmt/format.h>
+
+namespace nanoserve::http {
+
+std::string_view reason_phrase(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 417: return "Expectation Failed";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
+  }
+}
+
+std::string response_head(const Response& response, bool chunked, bool keep_alive) {
+  std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\n", response.status,
+                                 reason_phrase(response.status), response.content_type);
+  for (const Header& h : response.headers) head += fmt::format("{}: {}\r\n", h.name, h.value);
+  head += chunked ? std::string("Transfer-Encoding: chunked\r\n")
+                  : fmt::format("Content-Length: {}\r\n", response.body.size());
+  if (!keep_alive) head += "Connection: close\r\n";
+  head += "\r\n";
+  return head;
+}
+
+std::string chunk(std::string_view data) {
+  if (data.empty()) return {};
+  return fmt::format("{:x}\r\n{}\r\n", data.size(), data);
+}
+
+std::string chunk_end() { return "0\r\n\r\n"; }
+
+}  // namespace nanoserve::http
