@@ -44,7 +44,7 @@ RequestParser::RequestParser(ParseLimits limits) : limits_(limits) {}
 RequestParser::Result RequestParser::fail(int status, std::string message) {
   phase_ = Phase::Failed;
   error_ = ParseError{status, std::move(message)};
-  request_.body = std::string();  // a refused body's memory goes back at once
+  std::string().swap(request_.body);  // a refused body's memory goes back at once (assigning would keep it)
   return Result::Failed;
 }
 
