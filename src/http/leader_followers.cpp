@@ -20,8 +20,10 @@ void LeaderFollowers::join() {
 void LeaderFollowers::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return leader_wanted_ || (!jobs_.empty() && busy_ < workers_) || (loop_done_ && jobs_.empty()); });
-    Job job;
+    changed_.wait(lock, [&] {
+      return leader_wanted_ || (!jobs_.empty() && busy_ < workers_) || (loop_done_ && jobs_.empty());
+    });
+    size_t wakes = 0;  // threads to wake once the lock is let go (woken under it, they would wait for it)
     if (leader_wanted_) {
       leader_wanted_ = false;
       lock.unlock();
@@ -37,15 +39,16 @@ void LeaderFollowers::run() {
       if (busy_ >= workers_) continue;  // none may run now: lead on
       // This thread answers a request; one other leads and others take the rest (each wake
       // costs CPU: waking every thread would be felt on a machine of two cores).
-      for (size_t i = 0; i < std::min(jobs_.size(), workers_ - busy_); ++i) changed_.notify_one();
+      wakes = std::min(jobs_.size(), workers_ - busy_);
     } else if (jobs_.empty()) {
       return;  // loop_done_ and nothing left
     }
     if (jobs_.empty() || busy_ >= workers_) continue;
-    job = std::move(jobs_.front());
+    Job job = std::move(jobs_.front());
     jobs_.pop_front();
     ++busy_;
     lock.unlock();
+    for (size_t i = 0; i < wakes; ++i) changed_.notify_one();
     job();
     job = nullptr;  // what it holds goes before the lock is taken again
     lock.lock();
