@@ -49,8 +49,8 @@ ProcessUse process_use(pid_t pid) {
   return use;
 }
 
-std::string mock_args(const std::string& extra = "") {
-  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " --ctx 256 " + extra;
+std::string mock_args(const std::string& extra = "--ctx 256") {
+  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " " + extra;
 }
 
 std::string post(const std::string& path, const std::string& body, const std::string& headers = "") {
@@ -307,6 +307,31 @@ TEST_F(HostileInput, MassDisconnectsLeaveNothingBehind) {
   EXPECT_LE(after.descriptors, before.descriptors);
   EXPECT_EQ(after.threads, before.threads);
   EXPECT_EQ(metric_sample(metrics, "nanoserve_requests_running"), 0) << metrics;
+}
+
+TEST_F(HostileInput, AReaderThatStopsReadingIsCancelledLikeOneThatLeft) {
+  // Its own server: long generations, so that an unread stream outgrows every buffer on the way.
+  server_->stop();
+  server_ = std::make_unique<ServerProcess>(mock_args("--ctx 200000 --max-tokens 199000"));
+  auto c = server_->client();
+  const double cancelled_before = metric_sample(get(c, "/metrics").text, "nanoserve_request_cancellations_total");
+  json stream = json::parse(kChat);
+  stream["stream"] = true;
+  stream["max_tokens"] = 199000;
+  stream["temperature"] = 0;  // the mock's passage, never its end of text
+  RawConnection reader(server_->port(), 4096);  // reads nothing from here on
+  reader.send(post("/v1/chat/completions", stream.dump()));
+  std::string metrics;
+  for (int i = 0; i < 600; ++i) {  // up to a minute: sanitizer builds generate slowly
+    metrics = get(c, "/metrics").text;
+    if (metric_sample(metrics, "nanoserve_request_cancellations_total") > cancelled_before &&
+        metric_sample(metrics, "nanoserve_requests_running") == 0)
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_request_cancellations_total"), cancelled_before + 1) << metrics;
+  EXPECT_EQ(metric_sample(metrics, "nanoserve_requests_running"), 0) << metrics;
+  EXPECT_TRUE(healthy_within(1s));
 }
 
 }  // namespace
