@@ -1,7 +1,5 @@
 #include "server/generation_response.h"
 
-#include <fmt/format.h>
-
 #include <ctime>
 #include <string_view>
 #include <utility>

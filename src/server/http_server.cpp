@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "server/api_key_auth.h"
 #include "server/http_errors.h"
