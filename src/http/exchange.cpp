@@ -62,12 +62,14 @@ bool Exchange::append(std::string_view bytes) {
 }
 
 void Exchange::finish(bool keep_alive) {
+  bool must_wake = false;
   {
     std::lock_guard lock(mutex_);
     finished_ = true;
     keep_alive_ = keep_alive && !gone_;
+    must_wake = !keep_alive_ || sent_ < pending_.size() || wake_on_finish_;
   }
-  wake_();
+  if (must_wake) wake_();
 }
 
 bool Exchange::client_gone() const {
@@ -80,6 +82,16 @@ Exchange::Progress Exchange::flush() {
   if (!gone_ && fd_ >= 0 && !send_pending()) gone_ = true;
   return Progress{.failed = gone_, .pending = sent_ < pending_.size(), .finished = finished_,
                   .keep_alive = keep_alive_, .last_write = last_write_};
+}
+
+void Exchange::wake_when_finished() {
+  bool finished = false;
+  {
+    std::lock_guard lock(mutex_);
+    wake_on_finish_ = true;
+    finished = finished_;
+  }
+  if (finished) wake_();
 }
 
 void Exchange::close_socket() {

@@ -24,6 +24,8 @@ class Exchange {
   // Worker side. False once the client is gone (left, too slow, or the server closed it).
   bool append(std::string_view bytes);
   // The answer is complete; `keep_alive` false closes the connection once it is written.
+  // A complete answer that is all written and keeps the connection wakes nobody: the loop
+  // sees it at the connection's next event (its next request) or its next sweep.
   void finish(bool keep_alive);
   bool client_gone() const;
 
@@ -38,6 +40,9 @@ class Exchange {
   Progress flush();  // writes what waits
   // The loop is about to close the socket: no write may touch it from now on.
   void close_socket();
+  // The loop stopped reading the connection (a pipelined request is waiting): it wants to
+  // hear of the answer's end at once.
+  void wake_when_finished();
 
  private:
   bool send_pending();  // under the lock; false on a socket error
@@ -52,6 +57,7 @@ class Exchange {
   bool finished_ = false;
   bool keep_alive_ = false;
   bool gone_ = false;
+  bool wake_on_finish_ = false;
 };
 
 }  // namespace nanoserve::http

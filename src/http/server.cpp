@@ -162,11 +162,11 @@ class Server::Loop {
     c.events = events;
   }
 
-  // What a connection waits for: bytes to read while Reading or Lingering; while Serving only
-  // the peer hanging up (pipelined requests wait in the kernel); writability while bytes wait.
+  // What a connection waits for: bytes to read, but while Serving only up to a bound (more
+  // pipelined requests wait in the kernel); writability while bytes wait.
   void update_events(Connection& c, uint64_t id) {
     uint32_t events = EPOLLRDHUP;
-    if (c.phase != Phase::Serving) events |= EPOLLIN;
+    if (c.phase != Phase::Serving || c.in.size() < kReadBufferBytes) events |= EPOLLIN;
     if (c.out_sent < c.out.size() || (c.phase == Phase::Serving && c.answer_waits)) events |= EPOLLOUT;
     set_events(c, id, events);
   }
@@ -270,10 +270,12 @@ class Server::Loop {
     if (it == connections_.end()) return;
     Connection& c = it->second;
     if (events & (EPOLLERR | EPOLLHUP)) return close_connection(it);
-    if (c.phase == Phase::Serving && (events & EPOLLRDHUP)) return close_connection(it);  // the client left mid-answer
-    if (events & EPOLLOUT) {
+    // Any event on a connection being answered looks at the answer first: one complete by now
+    // moves the connection on to its next request.
+    if ((events & EPOLLOUT) || c.phase == Phase::Serving) {
       if (!write_out(it)) return;
     }
+    if (c.phase == Phase::Serving && (events & EPOLLRDHUP)) return close_connection(it);  // the client left mid-answer
     if (events & (EPOLLIN | EPOLLRDHUP)) {
       if (!read_in(it)) return;
     }
@@ -282,18 +284,17 @@ class Server::Loop {
   // Reads what the socket has. False when the connection was closed.
   bool read_in(std::unordered_map<uint64_t, Connection>::iterator it) {
     Connection& c = it->second;
-    if (c.phase == Phase::Serving) return true;
     std::array<char, kReadBufferBytes> buffer;
     for (;;) {
       const ssize_t n = ::read(c.fd, buffer.data(), buffer.size());
       if (n > 0) {
-        if (c.phase == Phase::Reading) c.in.append(buffer.data(), static_cast<size_t>(n));
+        if (c.phase != Phase::Lingering) c.in.append(buffer.data(), static_cast<size_t>(n));
         if (c.phase == Phase::Lingering && (c.dropped_bytes += static_cast<size_t>(n)) > kLingerBytes) {
           close_connection(it);
           return false;
         }
         if (static_cast<size_t>(n) < buffer.size()) break;
-        if (c.phase == Phase::Reading && c.in.size() >= kReadBufferBytes) break;  // parse before reading on
+        if (c.phase != Phase::Lingering && c.in.size() >= kReadBufferBytes) break;  // parse (or answer) first
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
@@ -302,6 +303,9 @@ class Server::Loop {
       return false;
     }
     if (c.phase == Phase::Reading) return parse_in(it);
+    // Enough waits behind the answer: the loop stops reading until it is complete.
+    if (c.phase == Phase::Serving && c.in.size() >= kReadBufferBytes) c.exchange->wake_when_finished();
+    update_events(c, it->first);
     return true;
   }
 
@@ -529,7 +533,11 @@ class Server::Loop {
           break;
         case Phase::Serving: {
           const Exchange::Progress answer = c.exchange->flush();
-          if (answer.pending && now - answer.last_write > config_.limits.send_timeout) close_connection(current);
+          if (answer.pending && now - answer.last_write > config_.limits.send_timeout) {
+            close_connection(current);
+          } else if (answer.finished && !answer.pending) {
+            write_out(current);  // complete and written: on to the next request, or closed
+          }
           break;
         }
         case Phase::Lingering:

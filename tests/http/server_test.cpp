@@ -250,6 +250,16 @@ TEST_F(HttpServerTest, UnknownRoutesAndMethodsKeepTheConnection) {
   EXPECT_EQ(status_of(c.read_response(5s)), 200);
 }
 
+TEST_F(HttpServerTest, ConnectionCloseIsHonouredOnceTheAnswerIsOut) {
+  start();
+  RawConnection c(port_);
+  ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi"));
+  const std::string response = c.read_response(5s);
+  EXPECT_EQ(body_of(response), "/echo hi");
+  EXPECT_NE(response.find("Connection: close"), std::string::npos) << response;
+  EXPECT_TRUE(c.closed_by_server(1s));  // at once, not at the next sweep or the idle timeout
+}
+
 TEST_F(HttpServerTest, MalformedFramingIsAnsweredThenClosed) {
   start();
   RawConnection c(port_);
