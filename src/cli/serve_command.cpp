@@ -3,6 +3,7 @@
 // so /health answers 503 "loading" while the model loads, then 200.
 #include <fmt/format.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -35,6 +36,25 @@ struct ServeArgs {
 
 std::chrono::milliseconds milliseconds_of(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+// Each connection is a descriptor: the soft limit goes up to the hard one (often 1024 of
+// 500,000), and the connection cap stays below it, with room for what else the process opens
+// (model files, the engine's) and for the connections the HTTP layer lets past its caps.
+size_t connections_within_descriptors(size_t wanted) {
+  constexpr rlim_t kOtherDescriptors = 256;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return wanted;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= wanted + kOtherDescriptors) return wanted;
+  const size_t fitting = limit.rlim_cur > 2 * kOtherDescriptors ? limit.rlim_cur - kOtherDescriptors : limit.rlim_cur / 2;
+  fmt::print(stderr, "nanoserve: --max-connections {} lowered to {}: this process may open {} descriptors\n", wanted,
+             fitting, limit.rlim_cur);
+  return fitting;
 }
 
 // $XDG_CACHE_HOME/nanoserve, else ~/.cache/nanoserve.
@@ -78,6 +98,7 @@ void serve(ServeArgs a) {
   a.server.http_threads = static_cast<size_t>(engine::parallel_of(a.engine) + a.engine.queue_limit) + 4;
   a.server.connections.request_timeout = milliseconds_of(a.request_timeout_s);
   a.server.connections.idle_timeout = milliseconds_of(a.idle_timeout_s);
+  a.server.connections.max_connections = connections_within_descriptors(a.server.connections.max_connections);
 
   // SIGINT/SIGTERM are taken by sigwait below, so every thread started from here blocks
   // them; a client that leaves must not kill the server with SIGPIPE.
