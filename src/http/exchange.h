@@ -40,8 +40,8 @@ class Exchange {
   Progress flush();  // writes what waits
   // The loop is about to close the socket: no write may touch it from now on.
   void close_socket();
-  // The loop stopped reading the connection (a pipelined request is waiting): it wants to
-  // hear of the answer's end at once.
+  // A request is waiting behind this answer (pipelined, or sent as the answer's last bytes
+  // went out): the loop wants to hear of the answer's end at once.
   void wake_when_finished();
 
  private:

@@ -32,7 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kListenerId = 0;
 constexpr uint64_t kWakeId = 1;
-constexpr std::chrono::milliseconds kSweepInterval{100};
 // A connection past the caps gets this long to ask for a route served on the loop.
 constexpr std::chrono::milliseconds kOverCapTimeout{2'000};
 // Past the caps by this many more, a new connection is closed at once.
@@ -102,7 +101,7 @@ class Server::Loop {
     wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     watch(listener_, kListenerId, EPOLLIN);
     watch(wake_fd_, kWakeId, EPOLLIN);
-    next_sweep_ = Clock::now() + kSweepInterval;
+    next_sweep_ = Clock::now() + config_.limits.sweep_interval;
     threads_ = std::make_unique<LeaderFollowers>(config_.workers, [this] { return lead(); });
     return bound_port(listener_);
   }
@@ -189,7 +188,7 @@ class Server::Loop {
       }
       if (stopping_ && close_idle_for_stop()) return {};
       const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()),
-                                 static_cast<int>(kSweepInterval.count()));
+                                 static_cast<int>(config_.limits.sweep_interval.count()));
       for (int i = 0; i < n; ++i) {
         const uint64_t id = events[i].data.u64;
         if (id == kListenerId) {
@@ -205,7 +204,7 @@ class Server::Loop {
       const Clock::time_point now = Clock::now();
       if (now >= next_sweep_) {
         sweep(now);
-        next_sweep_ = now + kSweepInterval;
+        next_sweep_ = now + config_.limits.sweep_interval;
         if (listener_paused_ && accepting_) {  // after running out of descriptors
           listener_paused_ = false;
           watch(listener_, kListenerId, EPOLLIN);
@@ -303,8 +302,9 @@ class Server::Loop {
       return false;
     }
     if (c.phase == Phase::Reading) return parse_in(it);
-    // Enough waits behind the answer: the loop stops reading until it is complete.
-    if (c.phase == Phase::Serving && c.in.size() >= kReadBufferBytes) c.exchange->wake_when_finished();
+    // A request waits behind the answer (read before the worker said it was complete): the
+    // loop must hear of its end, as nothing else may come on this connection until then.
+    if (c.phase == Phase::Serving && !c.in.empty()) c.exchange->wake_when_finished();
     update_events(c, it->first);
     return true;
   }

@@ -41,6 +41,7 @@ struct ConnectionLimits {
   size_t max_connections = 4096;
   size_t max_connections_per_client = 512;  // per client address
   size_t max_pending_response_bytes = 4u << 20;  // written but unread: the client is dropped beyond
+  std::chrono::milliseconds sweep_interval{100};  // how often the deadlines are checked
 };
 
 struct ServerHooks {

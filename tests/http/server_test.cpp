@@ -50,6 +50,13 @@ class HttpServerTest : public testing::Test {
         {.method = "POST", .path = "/echo",
          .handler = [](const Request& r, ResponseWriter& w) { w.send(text(200, r.target + " " + r.body)); },
          .on_event_loop = false},
+        {.method = "GET", .path = "/late",
+         .handler =
+             [](const Request&, ResponseWriter& w) {
+               w.send(text(200, "late"));
+               std::this_thread::sleep_for(300ms);  // the answer is out long before its handler returns
+             },
+         .on_event_loop = false},
         {.method = "GET", .path = "/stream",
          .handler =
              [this](const Request&, ResponseWriter& w) {
@@ -115,6 +122,19 @@ TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
   // The connection stays open for more.
   ASSERT_TRUE(c.send(kHealth));
   EXPECT_EQ(status_of(c.read_response(5s)), 200);
+}
+
+TEST_F(HttpServerTest, ARequestSentAsTheAnswerGoesOutIsServedWhenItsHandlerReturns) {
+  ConnectionLimits limits;
+  limits.sweep_interval = 20s;  // nothing may wait for a sweep
+  start(limits);
+  RawConnection c(port_);
+  ASSERT_TRUE(c.send("GET /late HTTP/1.1\r\nHost: t\r\n\r\n"));
+  EXPECT_EQ(body_of(c.read_response(5s)), "late");
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(c.send(echo("next")));  // while /late's handler still runs
+  EXPECT_EQ(body_of(c.read_response(10s)), "/echo next");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // ~0.3 s; the next sweep would be 20 s
 }
 
 TEST_F(HttpServerTest, SlowClientsHoldNoThread) {
