@@ -70,6 +70,21 @@ void refuse_unsupported(const FieldReader& fields) {
     throw invalid_request("logprobs are not supported", "logprobs", "unsupported_parameter");
   if (fields.find("top_logprobs"))
     throw invalid_request("logprobs are not supported", "top_logprobs", "unsupported_parameter");
+  // Refused, not ignored: a client that asks for JSON must not get free text with 200.
+  if (const nlohmann::ordered_json* format = fields.find("response_format")) {
+    const auto type = format->is_object() ? format->find("type") : format->end();
+    if (!format->is_object() || type == format->end() || !type->is_string())
+      throw invalid_request("'response_format' must be an object with a string 'type'", "response_format",
+                            "invalid_type");
+    if (*type != "text") {
+      const bool known = *type == "json_object" || *type == "json_schema";
+      throw invalid_request(known ? fmt::format("response_format type \"{}\" is not supported yet: this server does "
+                                                "not constrain its output to JSON",
+                                                type->get<std::string>())
+                                  : "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\"",
+                            "response_format.type", known ? "unsupported_parameter" : "invalid_value");
+    }
+  }
 }
 
 }  // namespace

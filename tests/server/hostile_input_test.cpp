@@ -105,6 +105,7 @@ std::vector<std::string> malformed_requests() {
       {"presence_penalty", {"\"x\"", "5", "-5"}},
       {"frequency_penalty", {"\"x\"", "5", "{}"}},
       {"stream_options", {"1", "\"x\"", "{\"include_usage\":1}"}},
+      {"response_format", {"1", "\"x\"", "{\"type\":\"nothing\"}", "{\"type\":\"json_object\"}"}},
   };
   for (const auto& [field, values] : wrong)
     for (const std::string& v : values) {

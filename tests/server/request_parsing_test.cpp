@@ -65,7 +65,8 @@ TEST(ChatRequest, ReadsEverySamplingField) {
       chat_body({{"temperature", 0.5}, {"top_p", 0.9}, {"top_k", 40}, {"min_p", 0.05}, {"seed", 7},
                  {"presence_penalty", 0.5}, {"frequency_penalty", -0.5}, {"max_tokens", 12}, {"stop", "END"},
                  {"logit_bias", {{"42", -100}, {"7", 2.5}}}, {"ignore_eos", true}, {"stream", true},
-                 {"stream_options", {{"include_usage", true}}}, {"n", 1}, {"user", "ignored"}, {"logprobs", false}}),
+                 {"stream_options", {{"include_usage", true}}}, {"n", 1}, {"user", "ignored"}, {"logprobs", false},
+                 {"response_format", {{"type", "text"}}}}),
       kLimits, kSeed);
   const GenerationParams& p = r.params;
   EXPECT_FLOAT_EQ(p.sampling.temperature, 0.5f);
@@ -180,7 +181,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{chat_body({{"stream", true}, {"stream_options", {{"include_usage", 1}}}}),
                  "stream_options.include_usage"},
         BadField{chat_body({{"tools", "f"}}), "tools"}, BadField{chat_body({{"tools", {1}}}), "tools[0]"},
-        BadField{chat_body({{"chat_template_kwargs", 1}}), "chat_template_kwargs"}));
+        BadField{chat_body({{"chat_template_kwargs", 1}}), "chat_template_kwargs"},
+        BadField{chat_body({{"response_format", {{"type", "json_object"}}}}), "response_format.type"},
+        BadField{chat_body({{"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}}}}),
+                 "response_format.type"},
+        BadField{chat_body({{"response_format", {{"type", "nothing"}}}}), "response_format.type"},
+        BadField{chat_body({{"response_format", 1}}), "response_format"},
+        BadField{chat_body({{"response_format", json::object()}}), "response_format"}));
 
 TEST(ChatRequest, BoundsMessageCountAndParts) {
   ServerLimits small;
