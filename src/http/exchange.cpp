@@ -1,9 +1,8 @@
 #include "http/exchange.h"
 
-#include <sys/socket.h>
-
-#include <cerrno>
 #include <utility>
+
+#include "http/socket_send.h"
 
 namespace nanoserve::http {
 
@@ -15,17 +14,9 @@ Exchange::Exchange(int fd, std::string first_bytes, size_t max_pending_bytes, st
       last_write_(std::chrono::steady_clock::now()) {}
 
 bool Exchange::send_pending() {
-  while (sent_ < pending_.size()) {
-    const ssize_t n = ::send(fd_, pending_.data() + sent_, pending_.size() - sent_, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      sent_ += static_cast<size_t>(n);
-      last_write_ = std::chrono::steady_clock::now();
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    return false;
-  }
+  const size_t before = sent_;
+  if (!send_what_fits(fd_, pending_, sent_)) return false;
+  if (sent_ > before) last_write_ = std::chrono::steady_clock::now();
   if (sent_ == pending_.size()) {
     pending_.clear();
     sent_ = 0;

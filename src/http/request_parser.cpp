@@ -48,6 +48,11 @@ RequestParser::Result RequestParser::fail(int status, std::string message) {
   return Result::Failed;
 }
 
+RequestParser::Result RequestParser::body_too_large() {
+  return fail(413, "the request body is larger than this server's limit of " + std::to_string(limits_.max_body_bytes) +
+                       " bytes");
+}
+
 void RequestParser::reset() {
   phase_ = Phase::Head;
   head_.clear();
@@ -210,9 +215,7 @@ RequestParser::Result RequestParser::choose_framing() {
     if (v.empty() || v.size() > 19 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return fail(400, "Content-Length must be a decimal number of bytes");
     remaining_ = std::stoull(v);
-    if (remaining_ > limits_.max_body_bytes)
-      return fail(413, "the request body is larger than this server's limit of " + std::to_string(limits_.max_body_bytes) +
-                           " bytes");
+    if (remaining_ > limits_.max_body_bytes) return body_too_large();
     if (remaining_ > 0) {
       request_.body.reserve(static_cast<size_t>(remaining_));
       phase_ = Phase::FixedBody;
@@ -289,9 +292,7 @@ RequestParser::Result RequestParser::end_of_chunk_size_line() {
     phase_ = Phase::Trailers;
     return Result::NeedMore;
   }
-  if (request_.body.size() + size > limits_.max_body_bytes)
-    return fail(413, "the request body is larger than this server's limit of " + std::to_string(limits_.max_body_bytes) +
-                         " bytes");
+  if (request_.body.size() + size > limits_.max_body_bytes) return body_too_large();
   remaining_ = size;
   phase_ = Phase::ChunkData;
   return Result::NeedMore;

@@ -57,6 +57,7 @@ class RequestParser {
   enum class Phase { Head, FixedBody, ChunkSize, ChunkData, ChunkDataEnd, Trailers, Done, Failed };
 
   Result fail(int status, std::string message);
+  Result body_too_large();
   Result feed_head(std::string_view data, size_t& used);
   Result parse_head();
   Result parse_request_line(std::string_view line);

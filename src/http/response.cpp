@@ -37,6 +37,12 @@ std::string response_head(const Response& response, bool chunked, bool keep_aliv
   return head;
 }
 
+std::string whole_response(const Response& response, bool keep_alive) {
+  return response_head(response, false, keep_alive) + response.body;
+}
+
+std::string continue_response() { return "HTTP/1.1 100 Continue\r\n\r\n"; }
+
 std::string chunk(std::string_view data) {
   if (data.empty()) return {};
   return fmt::format("{:x}\r\n{}\r\n", data.size(), data);

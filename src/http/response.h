@@ -22,6 +22,10 @@ std::string_view reason_phrase(int status);
 // The head of `response`, with Content-Length for its body, or `Transfer-Encoding: chunked`
 // when `chunked`. `keep_alive` false adds `Connection: close`.
 std::string response_head(const Response& response, bool chunked, bool keep_alive);
+// Head and body of a whole (not chunked) answer.
+std::string whole_response(const Response& response, bool keep_alive);
+// The interim answer to `Expect: 100-continue`.
+std::string continue_response();
 // One chunk of a chunked body (empty `data` gives nothing: the last chunk is chunk_end()).
 std::string chunk(std::string_view data);
 std::string chunk_end();

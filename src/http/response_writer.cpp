@@ -11,7 +11,7 @@ void ResponseWriter::send(const Response& response) {
   if (started()) return;
   status_ = response.status;
   complete_ = true;
-  exchange_->append(response_head(response, false, keep_alive_) + response.body);
+  exchange_->append(whole_response(response, keep_alive_));
 }
 
 bool ResponseWriter::start_stream(const Response& head) {

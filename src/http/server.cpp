@@ -24,6 +24,7 @@
 
 #include "http/exchange.h"
 #include "http/leader_followers.h"
+#include "http/socket_send.h"
 
 namespace nanoserve::http {
 namespace {
@@ -287,8 +288,9 @@ class Server::Loop {
     for (;;) {
       const ssize_t n = ::read(c.fd, buffer.data(), buffer.size());
       if (n > 0) {
-        if (c.phase != Phase::Lingering) c.in.append(buffer.data(), static_cast<size_t>(n));
-        if (c.phase == Phase::Lingering && (c.dropped_bytes += static_cast<size_t>(n)) > kLingerBytes) {
+        if (c.phase != Phase::Lingering) {
+          c.in.append(buffer.data(), static_cast<size_t>(n));
+        } else if ((c.dropped_bytes += static_cast<size_t>(n)) > kLingerBytes) {
           close_connection(it);
           return false;
         }
@@ -341,13 +343,13 @@ class Server::Loop {
     const Request& head = c.parser.request();
     if (!c.over_cap && hooks_.check_head) {
       if (std::optional<Response> answer = hooks_.check_head(head)) {
-        send_now(c, *answer, false);
+        send_now(c, whole_response(*answer, false));
         answered(head, answer->status);
         linger(it);
         return false;
       }
     }
-    if (c.parser.expects_continue()) send_now(c, Response{}, true /* 100 Continue */);
+    if (c.parser.expects_continue()) send_now(c, continue_response());
     return true;
   }
 
@@ -361,6 +363,16 @@ class Server::Loop {
     return nullptr;
   }
 
+  // The answer to a request no handler takes: no such route or method, or a connection past
+  // the caps asking for more than the loop answers itself.
+  Response refusal(const Request& request, const Route* route, bool path_known) const {
+    if (route) return hooks_.error_response(503, "too many connections: close some and retry");
+    if (path_known)
+      return hooks_.error_response(405, fmt::format("{} {}: this route takes another method", request.method,
+                                                    request.path));
+    return hooks_.error_response(404, fmt::format("{} {}: unknown route", request.method, request.path));
+  }
+
   void dispatch(std::unordered_map<uint64_t, Connection>::iterator it, Request request) {
     Connection& c = it->second;
     const uint64_t id = it->first;
@@ -369,15 +381,11 @@ class Server::Loop {
     // HTTP/1.0 clients get one answer a connection (keeping theirs alive needs a header more).
     const bool keep_alive = request.minor_version >= 1 && request.keep_alive() && !stopping_;
     if (!route || (c.over_cap && !route->on_event_loop)) {
-      Response error = !route ? hooks_.error_response(path_known ? 405 : 404,
-                                                      fmt::format("{} {}: {}", request.method, request.path,
-                                                                  path_known ? "this route takes another method"
-                                                                             : "unknown route"))
-                              : hooks_.error_response(503, "too many connections: close some and retry");
-      const bool close = c.over_cap;
-      send_now(c, error, false, keep_alive && !close);
+      const Response error = refusal(request, route, path_known);
+      const bool close = c.over_cap || !keep_alive;
+      send_now(c, whole_response(error, !close));
       answered(request, error.status);
-      if (close || !keep_alive) return linger(it);
+      if (close) linger(it);
       return;
     }
     c.phase = Phase::Serving;
@@ -412,18 +420,21 @@ class Server::Loop {
   }
 
   // Queues an answer made on the loop (an error, a refusal, 100 Continue) and writes it.
-  void send_now(Connection& c, const Response& response, bool is_continue, bool keep_alive = false) {
+  void send_now(Connection& c, const std::string& bytes) {
     if (c.out_sent == c.out.size()) c.last_write = Clock::now();  // the send deadline starts
-    c.out += is_continue ? std::string("HTTP/1.1 100 Continue\r\n\r\n")
-                         : response_head(response, false, keep_alive) + response.body;
+    c.out += bytes;
     flush(c);
+  }
+
+  // Whether the loop's own answer has waited too long for the client to read it.
+  bool own_answer_stalled(const Connection& c, Clock::time_point now) const {
+    return c.out_sent < c.out.size() && now - c.last_write > config_.limits.send_timeout;
   }
 
   void answer_error_and_close(std::unordered_map<uint64_t, Connection>::iterator it, int status,
                               const std::string& message) {
     Connection& c = it->second;
-    const Response error = hooks_.error_response(status, message);
-    send_now(c, error, false);
+    send_now(c, whole_response(hooks_.error_response(status, message), false));
     // What the log line shows of a request that did not parse: as much as did (not its body).
     const Request& parsed = c.parser.request();
     Request request{.method = parsed.method, .target = parsed.target, .path = parsed.path,
@@ -445,17 +456,10 @@ class Server::Loop {
 
   // Writes what it can without waiting. False on a write error.
   bool flush(Connection& c) {
-    while (c.out_sent < c.out.size()) {
-      const ssize_t n = ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
-      if (n > 0) {
-        c.out_sent += static_cast<size_t>(n);
-        c.last_write = Clock::now();
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-      return false;
-    }
+    const size_t before = c.out_sent;
+    if (!send_what_fits(c.fd, c.out, c.out_sent)) return false;
+    if (c.out_sent > before) c.last_write = Clock::now();
+    if (c.out_sent < c.out.size()) return true;
     c.out.clear();
     c.out_sent = 0;
     return true;
@@ -521,16 +525,19 @@ class Server::Loop {
       Connection& c = current->second;
       const auto age = now - c.since;
       switch (c.phase) {
-        case Phase::Reading:
-          if (c.out_sent < c.out.size() && now - c.last_write > config_.limits.send_timeout) {
+        case Phase::Reading: {
+          const auto wait_limit = c.over_cap            ? kOverCapTimeout
+                                  : c.parser.started() ? config_.limits.request_timeout
+                                                       : config_.limits.idle_timeout;
+          if (own_answer_stalled(c, now)) {
             close_connection(current);
-          } else if (c.parser.started() &&
-                     age > (c.over_cap ? kOverCapTimeout : config_.limits.request_timeout)) {
+          } else if (age > wait_limit && c.parser.started()) {
             answer_error_and_close(current, 408, "the request did not arrive in time");
-          } else if (!c.parser.started() && age > (c.over_cap ? kOverCapTimeout : config_.limits.idle_timeout)) {
+          } else if (age > wait_limit) {
             close_connection(current);
           }
           break;
+        }
         case Phase::Serving: {
           const Exchange::Progress answer = c.exchange->flush();
           if (answer.pending && now - answer.last_write > config_.limits.send_timeout) {
@@ -541,8 +548,7 @@ class Server::Loop {
           break;
         }
         case Phase::Lingering:
-          if (age > kLingerTime || (c.out_sent < c.out.size() && now - c.last_write > config_.limits.send_timeout))
-            close_connection(current);
+          if (age > kLingerTime || own_answer_stalled(c, now)) close_connection(current);
           break;
       }
     }

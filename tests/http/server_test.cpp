@@ -91,6 +91,14 @@ class HttpServerTest : public testing::Test {
     port_ = server_->start();
   }
 
+  // Sends `request` on a new connection: its answer must have `status`, then the server closes.
+  void expect_answer_then_close(const std::string& request, int status) {
+    RawConnection c(port_);
+    ASSERT_TRUE(c.send(request));
+    EXPECT_EQ(status_of(c.read_response(5s)), status);
+    EXPECT_TRUE(c.closed_by_server(3s));
+  }
+
   std::string ask(const std::string& request) {
     RawConnection c(port_);
     c.send(request);
@@ -246,10 +254,7 @@ TEST_F(HttpServerTest, PastTheCapsOnlyHealthIsServed) {
 
 TEST_F(HttpServerTest, AHeadCheckAnswersBeforeTheBodyIsRead) {
   start();
-  RawConnection c(port_);
-  ASSERT_TRUE(c.send("POST /secret HTTP/1.1\r\nHost: t\r\nContent-Length: 900\r\n\r\n"));
-  EXPECT_EQ(status_of(c.read_response(5s)), 401);
-  EXPECT_TRUE(c.closed_by_server(3s));
+  expect_answer_then_close("POST /secret HTTP/1.1\r\nHost: t\r\nContent-Length: 900\r\n\r\n", 401);
 }
 
 TEST_F(HttpServerTest, ExpectContinueGetsAnInterimAnswer) {
@@ -282,10 +287,7 @@ TEST_F(HttpServerTest, ConnectionCloseIsHonouredOnceTheAnswerIsOut) {
 
 TEST_F(HttpServerTest, MalformedFramingIsAnsweredThenClosed) {
   start();
-  RawConnection c(port_);
-  ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"));
-  EXPECT_EQ(status_of(c.read_response(5s)), 400);
-  EXPECT_TRUE(c.closed_by_server(3s));
+  expect_answer_then_close("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400);
 }
 
 TEST_F(HttpServerTest, StopLetsAnAnswerInFlightFinish) {
