@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "grammar/grammar.h"
+#include "grammar/token_trie.h"
 #include "model/kv_disk_cache.h"
 
 namespace nanoserve::tokenizer {
@@ -38,6 +40,11 @@ struct GenerationRequest {
   bool ignore_eos = false;          // keep going past end-of-generation tokens
   bool cache_prompt = true;         // use the prefix cache: start from cached blocks, publish its own
   bool speculative = true;          // let the engine's drafter propose tokens for it (when the engine has one)
+  // Output held to a grammar (response_format): only tokens it allows are sampled, end tokens
+  // only where it can end. Null: free text. The vocabulary is the engine tokenizer's
+  // (grammar_vocabulary.h), built once and shared.
+  std::shared_ptr<const grammar::Grammar> grammar;
+  std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary;
 };
 
 enum class FinishReason { Stop, Length, Cancelled };

@@ -40,6 +40,10 @@ void validate_request(const GenerationRequest& request, int64_t n_vocab, int64_t
   for (int32_t token : request.prompt) check_id(token, "prompt");
   for (const auto& [token, bias] : request.logit_bias) check_id(token, "logit_bias");
   if (request.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
+  if (request.grammar && (!request.grammar_vocabulary || request.grammar_vocabulary->end_tokens.empty()))
+    throw std::invalid_argument("a grammar needs the vocabulary it masks, with its end tokens");
+  if (request.grammar && request.ignore_eos)
+    throw std::invalid_argument("ignore_eos cannot be used with a grammar: its end would be ignored");
 }
 
 void add_logit_bias(const std::map<int32_t, float>& bias, std::span<float> logits) {
@@ -51,6 +55,7 @@ Generation::Generation(GenerationRequest request, const tokenizer::Tokenizer& to
     : request_(std::move(request)), sampler_(request_.sampling), output_(tokenizer, request_),
       context_size_(context_size) {
   for (int32_t token : request_.prompt) sampler_.remember(token);  // the penalties see the prompt
+  if (request_.grammar) grammar_.emplace(request_.grammar, request_.grammar_vocabulary);
 }
 
 void Generation::hold_place(std::atomic<int64_t>& places) {
@@ -76,10 +81,16 @@ std::optional<int32_t> Generation::step(std::span<const float> logits) {
 }
 
 int32_t Generation::choose(std::span<const float> logits) {
-  if (request_.logit_bias.empty()) return sampler_.sample(logits);
+  if (request_.logit_bias.empty() && !grammar_) return sampler_.sample(logits);
   biased_.assign(logits.begin(), logits.end());
   add_logit_bias(request_.logit_bias, biased_);
-  return sampler_.sample(biased_);
+  if (!grammar_) return sampler_.sample(biased_);
+  // No token allowed: the vocabulary cannot write what the grammar needs next. End rather
+  // than write what the grammar forbids.
+  if (grammar_->mask(biased_) == 0) return request_.grammar_vocabulary->end_tokens.at(0);
+  const int32_t token = sampler_.sample(biased_);
+  grammar_->accept(token);
+  return token;
 }
 
 void Generation::count_step(int64_t drafted, int64_t accepted) {

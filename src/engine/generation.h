@@ -19,12 +19,13 @@
 #include "engine/engine.h"
 #include "engine/sampler.h"
 #include "engine/text_output.h"
+#include "grammar/matcher.h"
 
 namespace nanoserve::engine {
 
 // Throws std::invalid_argument when a request cannot run: an empty prompt, a prompt token or
 // logit_bias id outside [0, n_vocab), max_tokens < 1, or a prompt that leaves no room in
-// the context for a new token.
+// the context for a new token, a grammar without its vocabulary or with ignore_eos.
 void validate_request(const GenerationRequest& request, int64_t n_vocab, int64_t context_size);
 
 // Adds each biased token's value to its logit (ids outside `logits` are ignored).
@@ -55,7 +56,8 @@ class Generation {
   // Runs on the engine's thread just before the final event is pushed (whichever way the
   // request ends), so an engine gives back what the request held before its reader can look.
   void on_final_event(std::function<void()> release) { release_ = std::move(release); }
-  // Picks the next token from this step's logits (logit_bias first, then the sampler) and
+  // Picks the next token from this step's logits (logit_bias first, then the grammar's mask,
+  // then the sampler) and
   // pushes its text. Returns the token while generation goes on; nullopt once it ended
   // with this token (the Done event is then pushed). The same as emit(choose(logits)).
   std::optional<int32_t> step(std::span<const float> logits);
@@ -83,7 +85,8 @@ class Generation {
   Sampler sampler_;
   TextOutput output_;
   const int64_t context_size_;
-  std::vector<float> biased_;  // this step's logits with logit_bias added
+  std::optional<grammar::Matcher> grammar_;  // the request's place in its grammar, if it has one
+  std::vector<float> biased_;  // this step's logits with logit_bias added and the grammar's mask
   Clock::time_point submitted_ = Clock::now(), admitted_, first_token_, last_token_;
   std::atomic<int64_t>* place_ = nullptr;
   std::function<void()> release_;

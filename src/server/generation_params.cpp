@@ -8,6 +8,7 @@
 
 #include "server/api_error.h"
 #include "server/json_fields.h"
+#include "server/response_format.h"
 
 namespace nanoserve::server {
 namespace {
@@ -70,21 +71,6 @@ void refuse_unsupported(const FieldReader& fields) {
     throw invalid_request("logprobs are not supported", "logprobs", "unsupported_parameter");
   if (fields.find("top_logprobs"))
     throw invalid_request("logprobs are not supported", "top_logprobs", "unsupported_parameter");
-  // Refused, not ignored: a client that asks for JSON must not get free text with 200.
-  if (const nlohmann::ordered_json* format = fields.find("response_format")) {
-    const auto type = format->is_object() ? format->find("type") : format->end();
-    if (!format->is_object() || type == format->end() || !type->is_string())
-      throw invalid_request("'response_format' must be an object with a string 'type'", "response_format",
-                            "invalid_type");
-    if (*type != "text") {
-      const bool known = *type == "json_object" || *type == "json_schema";
-      throw invalid_request(known ? fmt::format("response_format type \"{}\" is not supported yet: this server does "
-                                                "not constrain its output to JSON",
-                                                type->get<std::string>())
-                                  : "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\"",
-                            "response_format.type", known ? "unsupported_parameter" : "invalid_value");
-    }
-  }
 }
 
 }  // namespace
@@ -127,6 +113,10 @@ GenerationParams parse_generation_params(const nlohmann::ordered_json& body, con
   p.ignore_eos = fields.boolean("ignore_eos").value_or(false);
   p.cache_prompt = fields.boolean("cache_prompt").value_or(true);
   p.speculative = fields.boolean("speculative").value_or(true);
+  p.grammar = parse_response_format(fields);
+  if (p.grammar && p.ignore_eos)
+    throw invalid_request("'ignore_eos' cannot be used with a JSON response_format: the output ends where the JSON "
+                          "does", "ignore_eos", "unsupported_combination");
   p.stream = fields.boolean("stream").value_or(false);
   if (const nlohmann::ordered_json* options = fields.object("stream_options")) {
     if (!p.stream)

@@ -1,5 +1,5 @@
 // The request fields /v1/chat/completions and /v1/completions share: sampling, stop
-// strings, logit_bias, max_tokens and streaming. Options nanoserve cannot honour (n > 1,
+// strings, logit_bias, max_tokens, response_format and streaming. Options nanoserve cannot honour (n > 1,
 // logprobs, ...) are refused with 400 rather than ignored.
 #pragma once
 
@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/sampler.h"
+#include "grammar/grammar.h"
 #include "server/limits.h"
 
 namespace nanoserve::server {
@@ -25,6 +27,7 @@ struct GenerationParams {
   bool ignore_eos = false;
   bool cache_prompt = true;             // llama-server's field: false skips the prefix cache
   bool speculative = true;              // false: no speculative decoding for this request
+  std::shared_ptr<const grammar::Grammar> grammar;  // response_format's; null: free text
   bool stream = false;
   bool include_usage = false;           // stream_options.include_usage
 };

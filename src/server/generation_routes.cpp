@@ -41,6 +41,7 @@ void chat_completions(const http::Request& req, http::ResponseWriter& res, Serve
   this_thread_request_log().id = id;
   auto request =
       make_generation_request(std::move(id), std::move(prompt), chat.params, model->bounds(), state.limits(), "messages");
+  model->hold_to_grammar(request, chat.params.grammar);
   respond_with_generation(res, state, std::move(model), std::move(request), chat.params, kChatShape);
 }
 
@@ -53,6 +54,7 @@ void completions(const http::Request& req, http::ResponseWriter& res, ServerStat
   this_thread_request_log().id = id;
   auto request = make_generation_request(std::move(id), std::move(prompt), completion.params, model->bounds(),
                                          state.limits(), "prompt");
+  model->hold_to_grammar(request, completion.params.grammar);
   respond_with_generation(res, state, std::move(model), std::move(request), completion.params, kCompletionShape);
 }
 

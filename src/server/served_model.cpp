@@ -3,6 +3,7 @@
 #include <ctime>
 #include <utility>
 
+#include "engine/grammar_vocabulary.h"
 #include "engine/prompt.h"
 #include "tokenizer/tokenizer.h"
 
@@ -16,6 +17,19 @@ ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine)
 
 ModelBounds ServedModel::bounds() const {
   return {.context_size = engine_->context_size(), .n_vocab = static_cast<int64_t>(engine_->tokenizer().n_tokens())};
+}
+
+std::shared_ptr<const grammar::Vocabulary> ServedModel::grammar_vocabulary() const {
+  std::call_once(grammar_vocabulary_built_,
+                 [this] { grammar_vocabulary_ = engine::grammar_vocabulary(engine_->tokenizer()); });
+  return grammar_vocabulary_;
+}
+
+void ServedModel::hold_to_grammar(engine::GenerationRequest& request,
+                                  std::shared_ptr<const grammar::Grammar> grammar) const {
+  if (!grammar) return;
+  request.grammar = std::move(grammar);
+  request.grammar_vocabulary = grammar_vocabulary();
 }
 
 }  // namespace nanoserve::server

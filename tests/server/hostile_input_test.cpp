@@ -105,7 +105,9 @@ std::vector<std::string> malformed_requests() {
       {"presence_penalty", {"\"x\"", "5", "-5"}},
       {"frequency_penalty", {"\"x\"", "5", "{}"}},
       {"stream_options", {"1", "\"x\"", "{\"include_usage\":1}"}},
-      {"response_format", {"1", "\"x\"", "{\"type\":\"nothing\"}", "{\"type\":\"json_object\"}"}},
+      {"response_format", {"1", "\"x\"", "{\"type\":\"nothing\"}",
+                           "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"not\":{}}}}",
+                           "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"maxLength\":1e9}}}"}},
   };
   for (const auto& [field, values] : wrong)
     for (const std::string& v : values) {

@@ -182,12 +182,20 @@ INSTANTIATE_TEST_SUITE_P(
                  "stream_options.include_usage"},
         BadField{chat_body({{"tools", "f"}}), "tools"}, BadField{chat_body({{"tools", {1}}}), "tools[0]"},
         BadField{chat_body({{"chat_template_kwargs", 1}}), "chat_template_kwargs"},
-        BadField{chat_body({{"response_format", {{"type", "json_object"}}}}), "response_format.type"},
         BadField{chat_body({{"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}}}}}}),
-                 "response_format.type"},
+                 "response_format.json_schema.schema"},
+        BadField{chat_body({{"response_format", {{"type", "json_schema"}}}}), "response_format.json_schema"},
+        BadField{chat_body({{"response_format", {{"type", "json_schema"},
+                                                  {"json_schema", {{"name", "a b"}, {"schema", json::object()}}}}}}),
+                 "response_format.json_schema.name"},
+        BadField{chat_body({{"response_format",
+                             {{"type", "json_schema"},
+                              {"json_schema", {{"name", "x"}, {"schema", {{"properties", {{"a", {{"format", "date"}}}}}}}}}}}}),
+                 "response_format.json_schema.schema.properties.a.format"},
+        BadField{chat_body({{"response_format", {{"type", "json_object"}}}, {"ignore_eos", true}}), "ignore_eos"},
         BadField{chat_body({{"response_format", {{"type", "nothing"}}}}), "response_format.type"},
         BadField{chat_body({{"response_format", 1}}), "response_format"},
-        BadField{chat_body({{"response_format", json::object()}}), "response_format"}));
+        BadField{chat_body({{"response_format", json::object()}}), "response_format.type"}));
 
 TEST(ChatRequest, BoundsMessageCountAndParts) {
   ServerLimits small;

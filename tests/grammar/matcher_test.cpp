@@ -1,0 +1,76 @@
+#include "grammar/matcher.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar_matching.h"
+
+namespace nanoserve::grammar {
+namespace {
+
+// A vocabulary of every 1-byte token and a few hundred random multi-byte ones from JSON's
+// alphabet, with id 0 an end token (no bytes).
+std::shared_ptr<const Vocabulary> test_vocabulary() {
+  std::vector<std::string> bytes(1);
+  for (int b = 1; b < 256; ++b) bytes.push_back(std::string(1, static_cast<char>(b)));
+  const std::string alphabet = "{}[]\":, \n0123456789.-eabcxyz\\";
+  std::mt19937 rng(7);
+  for (int i = 0; i < 600; ++i) {
+    std::string t;
+    const int n = 2 + static_cast<int>(rng() % 5);
+    for (int k = 0; k < n; ++k) t += alphabet[rng() % alphabet.size()];
+    bytes.push_back(t);
+  }
+  bytes.push_back("ab");  // two tokens with the same bytes
+  bytes.push_back("ab");
+  return std::make_shared<const Vocabulary>(bytes, std::vector<int32_t>{0});
+}
+
+bool allowed(const std::vector<uint64_t>& bits, size_t token) { return (bits[token / 64] >> (token % 64)) & 1; }
+
+TEST(Matcher, TheMaskIsEveryTokenTheGrammarCanReadNext) {
+  const auto vocabulary = test_vocabulary();
+  const auto g = schema_grammar(R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}},
+                                    "b":{"type":"string","maxLength":4}},"required":["a","b"]})");
+  Matcher m(g, vocabulary);
+  std::string text;
+  const std::string target = R"({"a":[1,23,-4],"b":"xyz"})";
+  // Step through the target a byte-token at a time; at each place check every token's bit
+  // against a matcher that tries it alone.
+  for (size_t i = 0; i <= target.size(); ++i) {
+    const std::vector<uint64_t> bits = m.allowed();
+    for (size_t t = 1; t < vocabulary->n_tokens(); ++t) {
+      Matcher probe(g, vocabulary);
+      ASSERT_TRUE(probe.accept_bytes(text));
+      EXPECT_EQ(allowed(bits, t), probe.accept_bytes(vocabulary->bytes[t])) << "after '" << text << "' token " << t;
+    }
+    EXPECT_EQ(allowed(bits, 0), i == target.size()) << "the end token after '" << text << "'";
+    if (i == target.size()) break;
+    ASSERT_TRUE(m.accept(static_cast<uint8_t>(target[i])));  // token b is byte b
+    text += target[i];
+  }
+  EXPECT_TRUE(m.can_end());
+  EXPECT_TRUE(m.accept(0));
+}
+
+TEST(Matcher, MaskSetsTheRestToMinusInfinity) {
+  const auto vocabulary = test_vocabulary();
+  Matcher m(schema_grammar(R"({"enum":["yes","no"]})"), vocabulary);
+  std::vector<float> logits(vocabulary->n_tokens() + 10, 1.0f);
+  const size_t n = m.mask(logits);
+  EXPECT_EQ(n, 1u);  // only the token '"'
+  for (size_t t = 0; t < logits.size(); ++t) EXPECT_EQ(std::isinf(logits[t]), t != '"') << t;
+  EXPECT_FALSE(m.accept('y'));
+  EXPECT_TRUE(m.accept('"'));
+  EXPECT_EQ(m.masks_computed(), 1u);
+  m.allowed();
+  m.allowed();
+  EXPECT_EQ(m.masks_computed(), 2u);  // one walk per place, remembered
+}
+
+}  // namespace
+}  // namespace nanoserve::grammar
