@@ -21,7 +21,7 @@
 
 #include "engine/sampler.h"
 #include "grammar/grammar.h"
-#include "grammar/token_trie.h"
+#include "grammar/vocabulary.h"
 #include "model/kv_disk_cache.h"
 
 namespace nanoserve::tokenizer {

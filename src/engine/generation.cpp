@@ -40,7 +40,7 @@ void validate_request(const GenerationRequest& request, int64_t n_vocab, int64_t
   for (int32_t token : request.prompt) check_id(token, "prompt");
   for (const auto& [token, bias] : request.logit_bias) check_id(token, "logit_bias");
   if (request.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
-  if (request.grammar && (!request.grammar_vocabulary || request.grammar_vocabulary->end_tokens.empty()))
+  if (request.grammar && (!request.grammar_vocabulary || request.grammar_vocabulary->end_tokens().empty()))
     throw std::invalid_argument("a grammar needs the vocabulary it masks, with its end tokens");
   if (request.grammar && request.ignore_eos)
     throw std::invalid_argument("ignore_eos cannot be used with a grammar: its end would be ignored");
@@ -87,7 +87,7 @@ int32_t Generation::choose(std::span<const float> logits) {
   if (!grammar_) return sampler_.sample(biased_);
   // No token allowed: the vocabulary cannot write what the grammar needs next. End rather
   // than write what the grammar forbids.
-  if (grammar_->mask(biased_) == 0) return request_.grammar_vocabulary->end_tokens.at(0);
+  if (grammar_->mask(biased_) == 0) return request_.grammar_vocabulary->end_tokens().at(0);
   const int32_t token = sampler_.sample(biased_);
   grammar_->accept(token);
   return token;

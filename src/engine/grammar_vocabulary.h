@@ -1,10 +1,10 @@
-// The vocabulary a grammar masks (grammar/token_trie.h), from a tokenizer: each token's bytes
+// The vocabulary a grammar masks (grammar/vocabulary.h), from a tokenizer: each token's bytes
 // (none for control and unused tokens, which are never text) and the tokens that end generation.
 #pragma once
 
 #include <memory>
 
-#include "grammar/token_trie.h"
+#include "grammar/vocabulary.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nanoserve::engine {

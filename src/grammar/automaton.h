@@ -23,6 +23,7 @@ class Automaton {
  public:
   using State = uint32_t;
   static constexpr State kDead = 0;  // no byte can follow and the grammar cannot end
+  static constexpr State kMixed = UINT32_MAX - 1;  // plain_next(): the characters lead apart
 
   explicit Automaton(std::shared_ptr<const Grammar> grammar);
 
@@ -36,6 +37,9 @@ class Automaton {
   // Some byte can follow.
   bool continues(State state) const { return !states_[state].tops.empty(); }
   size_t n_states() const { return states_.size(); }
+  // The one state that every plain character (plain_text.h) leads to from `state` (kDead when
+  // none is allowed), or kMixed when they lead to different states. Worked out once per state.
+  State plain_next(State state);
 
  private:
   static constexpr uint32_t kUnknown = UINT32_MAX;
@@ -63,6 +67,15 @@ class Automaton {
   void expand(uint32_t position, uint32_t parent, Closure& out);
   uint32_t node(uint32_t position, uint32_t parent);
   State state_of(Closure& closure);
+  // The one state that every byte in [lo, hi] followed by `rest` continuation bytes leads to
+  // from `at`, or kMixed. `memo` holds what this plain_next() call has worked out.
+  struct PlainStep {
+    State at;
+    int rest;
+    uint8_t lo, hi;
+    State to;
+  };
+  State plain_through(State at, int rest, uint8_t lo, uint8_t hi, std::vector<PlainStep>& memo);
 
   std::shared_ptr<const Grammar> grammar_;
   std::vector<Node> nodes_;
@@ -71,6 +84,7 @@ class Automaton {
   // Key: the sorted tops, with kUnknown appended when the state accepts.
   std::unordered_map<std::vector<uint32_t>, State, TopsHash> state_ids_;
   std::vector<std::array<State, 256>> transitions_;
+  std::vector<State> plain_next_;  // by state; kUnknown until worked out
   State start_ = kDead;
 };
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "grammar/automaton.h"
 #include "grammar/grammar.h"
 #include "grammar/token_trie.h"
+#include "grammar/vocabulary.h"
 
 namespace nanoserve::grammar {
 
@@ -39,6 +41,11 @@ class Matcher {
   // Masks kept at most: a 152k-token vocabulary's mask is 19 KB.
   static constexpr size_t kMaxMasks = 256;
   void compute(Automaton::State state, std::vector<uint64_t>& bits);
+  // Allows the tokens of `trie` that can follow `state`.
+  void walk(const TokenTrie& trie, Automaton::State state, std::vector<uint64_t>& bits);
+  // How many plain characters in a row can follow `state` (up to kMaxPlainCharacters), when
+  // every plain character leads to one same state at each step; nullopt when they do not.
+  std::optional<int> plain_run(Automaton::State state);
 
   std::shared_ptr<const Vocabulary> vocabulary_;
   Automaton automaton_;

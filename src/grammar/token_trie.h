@@ -33,16 +33,4 @@ class TokenTrie {
   size_t max_depth_ = 0;
 };
 
-// What a grammar needs to know of a vocabulary: the trie of its tokens' bytes, the tokens that
-// end generation (allowed only where the grammar can end) and how many ids there are.
-struct Vocabulary {
-  Vocabulary(const std::vector<std::string>& token_bytes, std::vector<int32_t> end_tokens)
-      : trie(token_bytes), bytes(token_bytes), end_tokens(std::move(end_tokens)) {}
-
-  TokenTrie trie;
-  std::vector<std::string> bytes;  // by id; empty for tokens a grammar never allows as text
-  std::vector<int32_t> end_tokens;
-  size_t n_tokens() const { return bytes.size(); }
-};
-
 }  // namespace nanoserve::grammar

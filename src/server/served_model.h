@@ -4,11 +4,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "engine/engine.h"
-#include "grammar/token_trie.h"
+#include "grammar/vocabulary.h"
 #include "server/generation_request.h"
 #include "template/chat_template.h"
 
@@ -24,8 +23,6 @@ class ServedModel {
   const std::string& name() const { return name_; }
   int64_t created() const { return created_; }  // Unix seconds when it was loaded
   ModelBounds bounds() const;
-  // The vocabulary grammars mask (response_format), built on first use and then shared.
-  std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary() const;
   // Holds `request` to `grammar` (nothing when it is null).
   void hold_to_grammar(engine::GenerationRequest& request, std::shared_ptr<const grammar::Grammar> grammar) const;
 
@@ -34,8 +31,7 @@ class ServedModel {
   templates::ChatTemplate chat_template_;
   std::string name_;
   int64_t created_;
-  mutable std::once_flag grammar_vocabulary_built_;
-  mutable std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary_;
+  std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary_;  // what grammars mask (response_format)
 };
 
 }  // namespace nanoserve::server

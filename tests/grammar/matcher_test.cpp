@@ -13,15 +13,17 @@ namespace nanoserve::grammar {
 namespace {
 
 // A vocabulary of every 1-byte token and a few hundred random multi-byte ones from JSON's
-// alphabet, with id 0 an end token (no bytes).
+// alphabet and two non-ASCII characters (whole or cut), with id 0 an end token (no bytes).
 std::shared_ptr<const Vocabulary> test_vocabulary() {
   std::vector<std::string> bytes(1);
   for (int b = 1; b < 256; ++b) bytes.push_back(std::string(1, static_cast<char>(b)));
-  const std::string alphabet = "{}[]\":, \n0123456789.-eabcxyz\\";
+  const std::vector<std::string> alphabet = {"{", "}", "[", "]", "\"", ":", ",", " ", "\n", "0", "1", "2", "3", "4",
+                                              "5", "6", "7", "8", "9", ".", "-", "e", "a", "b", "c", "x", "y", "z",
+                                              "\\", "\xC3\xA9", "\xE4\xB8\xAD", "\xC3", "\xE4\xB8"};
   std::mt19937 rng(7);
-  for (int i = 0; i < 600; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     std::string t;
-    const int n = 2 + static_cast<int>(rng() % 5);
+    const int n = 2 + static_cast<int>(rng() % 6);
     for (int k = 0; k < n; ++k) t += alphabet[rng() % alphabet.size()];
     bytes.push_back(t);
   }
@@ -35,10 +37,11 @@ bool allowed(const std::vector<uint64_t>& bits, size_t token) { return (bits[tok
 TEST(Matcher, TheMaskIsEveryTokenTheGrammarCanReadNext) {
   const auto vocabulary = test_vocabulary();
   const auto g = schema_grammar(R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}},
-                                    "b":{"type":"string","maxLength":4}},"required":["a","b"]})");
+                                    "b":{"type":"string","maxLength":4},"c":{"type":"string"},
+                                    "d":{"type":"string","pattern":"^[a-c]+\\d$"}},"required":["a","b","c","d"]})");
   Matcher m(g, vocabulary);
   std::string text;
-  const std::string target = R"({"a":[1,23,-4],"b":"xyz"})";
+  const std::string target = "{\"a\":[1,23,-4],\"b\":\"x\xC3\xA9z\",\"c\":\"e\xE4\xB8\xAD\\\"9\",\"d\":\"ab7\"}";
   // Step through the target a byte-token at a time; at each place check every token's bit
   // against a matcher that tries it alone.
   for (size_t i = 0; i <= target.size(); ++i) {
@@ -46,7 +49,7 @@ TEST(Matcher, TheMaskIsEveryTokenTheGrammarCanReadNext) {
     for (size_t t = 1; t < vocabulary->n_tokens(); ++t) {
       Matcher probe(g, vocabulary);
       ASSERT_TRUE(probe.accept_bytes(text));
-      EXPECT_EQ(allowed(bits, t), probe.accept_bytes(vocabulary->bytes[t])) << "after '" << text << "' token " << t;
+      EXPECT_EQ(allowed(bits, t), probe.accept_bytes(vocabulary->bytes(static_cast<int32_t>(t)))) << "after '" << text << "' token " << t;
     }
     EXPECT_EQ(allowed(bits, 0), i == target.size()) << "the end token after '" << text << "'";
     if (i == target.size()) break;
