@@ -45,6 +45,21 @@ struct GenerationRequest {
   // (grammar_vocabulary.h), built once and shared.
   std::shared_ptr<const grammar::Grammar> grammar;
   std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary;
+  // Report each generated token's log-probability, and that of the `top_logprobs` most likely
+  // tokens at its step (token_logprobs.h says of which distribution).
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+};
+
+// A token and its log-probability.
+struct TokenProbability {
+  std::string bytes;  // the token's bytes (part of a UTF-8 character, at times)
+  float logprob = 0.0f;
+};
+// A generated token's log-probability, and the most likely tokens at its step, best first.
+struct TokenLogprobs {
+  TokenProbability chosen;
+  std::vector<TokenProbability> top;
 };
 
 enum class FinishReason { Stop, Length, Cancelled };
@@ -92,6 +107,7 @@ struct Event {
   Kind kind = Kind::Text;
   std::string text;                 // Text: the new piece (may be empty when held back)
   std::vector<int32_t> tokens;      // Text: the token ids the piece came from
+  std::vector<TokenLogprobs> logprobs;  // Text: one per text token of `tokens`, when the request asked
   FinishReason finish = FinishReason::Stop;  // Done
   RequestStats stats;               // Done
   std::string error;                // Error: what went wrong (the server answers 500)

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "engine/token_logprobs.h"
 #include "machine/peak_rss.h"
 
 namespace nanoserve::engine {
@@ -10,10 +11,11 @@ namespace {
 
 double milliseconds(Generation::Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-Event text_event(std::string text, std::vector<int32_t> tokens) {
+Event text_event(std::string text, std::vector<int32_t> tokens, std::vector<TokenLogprobs> logprobs = {}) {
   Event e;
   e.text = std::move(text);
   e.tokens = std::move(tokens);
+  e.logprobs = std::move(logprobs);
   return e;
 }
 
@@ -42,6 +44,8 @@ void validate_request(const GenerationRequest& request, int64_t n_vocab, int64_t
   if (request.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
   if (request.grammar && (!request.grammar_vocabulary || request.grammar_vocabulary->end_tokens().empty()))
     throw std::invalid_argument("a grammar needs the vocabulary it masks, with its end tokens");
+  if (request.top_logprobs < 0 || request.top_logprobs > kMaxTopLogprobs)
+    throw std::invalid_argument("top_logprobs must be from 0 to " + std::to_string(kMaxTopLogprobs));
   if (request.grammar && request.ignore_eos)
     throw std::invalid_argument("ignore_eos cannot be used with a grammar: its end would be ignored");
 }
@@ -53,7 +57,7 @@ void add_logit_bias(const std::map<int32_t, float>& bias, std::span<float> logit
 
 Generation::Generation(GenerationRequest request, const tokenizer::Tokenizer& tokenizer, int64_t context_size)
     : request_(std::move(request)), sampler_(request_.sampling), output_(tokenizer, request_),
-      context_size_(context_size) {
+      context_size_(context_size), tokenizer_(tokenizer) {
   for (int32_t token : request_.prompt) sampler_.remember(token);  // the penalties see the prompt
   if (request_.grammar) grammar_.emplace(request_.grammar, request_.grammar_vocabulary);
 }
@@ -81,15 +85,19 @@ std::optional<int32_t> Generation::step(std::span<const float> logits) {
 }
 
 int32_t Generation::choose(std::span<const float> logits) {
-  if (request_.logit_bias.empty() && !grammar_) return sampler_.sample(logits);
-  biased_.assign(logits.begin(), logits.end());
-  add_logit_bias(request_.logit_bias, biased_);
-  if (!grammar_) return sampler_.sample(biased_);
-  // No token allowed: the vocabulary cannot write what the grammar needs next. End rather
-  // than write what the grammar forbids.
-  if (grammar_->mask(biased_) == 0) return request_.grammar_vocabulary->end_tokens().at(0);
-  const int32_t token = sampler_.sample(biased_);
-  grammar_->accept(token);
+  std::span<const float> allowed = logits;
+  if (!request_.logit_bias.empty() || grammar_) {
+    biased_.assign(logits.begin(), logits.end());
+    add_logit_bias(request_.logit_bias, biased_);
+    // No token allowed: the vocabulary cannot write what the grammar needs next. End rather
+    // than write what the grammar forbids.
+    if (grammar_ && grammar_->mask(biased_) == 0) return request_.grammar_vocabulary->end_tokens().at(0);
+    allowed = biased_;
+  }
+  const int32_t token = sampler_.sample(allowed);
+  if (grammar_) grammar_->accept(token);
+  if (request_.logprobs)
+    chosen_logprobs_.push_back(token_logprobs(allowed, token, request_.top_logprobs, tokenizer_));
   return token;
 }
 
@@ -112,8 +120,13 @@ std::optional<int32_t> Generation::emit(int32_t token) {
   if (output_.completion_tokens() == 0) first_token_ = last_token_;
 
   TextOutput::Step out = output_.push(token);
+  std::vector<TokenLogprobs> logprobs;
+  if (!chosen_logprobs_.empty()) {  // this token's, when it was chosen by choose() with logprobs asked
+    if (out.token_is_text) logprobs.push_back(std::move(chosen_logprobs_.front()));
+    chosen_logprobs_.pop_front();
+  }
   if (out.token_is_text)
-    stream_->push(text_event(std::move(out.text), {token}));
+    stream_->push(text_event(std::move(out.text), {token}, std::move(logprobs)));
   else if (!out.text.empty())
     stream_->push(text_event(std::move(out.text), {}));
   if (out.finish) {

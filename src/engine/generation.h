@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -85,8 +86,10 @@ class Generation {
   Sampler sampler_;
   TextOutput output_;
   const int64_t context_size_;
+  const tokenizer::Tokenizer& tokenizer_;
   std::optional<grammar::Matcher> grammar_;  // the request's place in its grammar, if it has one
   std::vector<float> biased_;  // this step's logits with logit_bias added and the grammar's mask
+  std::deque<TokenLogprobs> chosen_logprobs_;  // of tokens chosen and not yet emitted (logprobs asked)
   Clock::time_point submitted_ = Clock::now(), admitted_, first_token_, last_token_;
   std::atomic<int64_t>* place_ = nullptr;
   std::function<void()> release_;

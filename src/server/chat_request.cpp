@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "engine/token_logprobs.h"
 #include "server/api_error.h"
 #include "server/json_fields.h"
 
@@ -96,6 +97,13 @@ ChatRequest parse_chat_request(const nlohmann::ordered_json& body, const ServerL
   r.tools = offered_tools(fields, limits);
   if (const nlohmann::ordered_json* kwargs = fields.object("chat_template_kwargs")) r.template_kwargs = *kwargs;
   r.params = parse_generation_params(body, limits, random_seed);
+  // logprobs: true, with top_logprobs alternatives (0 to 20; only with logprobs).
+  r.params.logprobs = fields.boolean("logprobs").value_or(false);
+  if (const auto top = fields.integer("top_logprobs", 0, engine::kMaxTopLogprobs)) {
+    if (!r.params.logprobs)
+      throw invalid_request("'top_logprobs' needs 'logprobs': true", "top_logprobs", "invalid_value");
+    r.params.top_logprobs = static_cast<int32_t>(*top);
+  }
   return r;
 }
 

@@ -54,6 +54,11 @@ CompletionRequest parse_completion_request(const nlohmann::ordered_json& body, c
   CompletionRequest r;
   r.prompt = parse_prompt(fields.find("prompt"));
   r.params = parse_generation_params(body, limits, random_seed);
+  // logprobs: N (0 to 5, OpenAI's bound here): each token's log-probability and N alternatives.
+  if (const auto top = fields.integer("logprobs", 0, 5)) {
+    r.params.logprobs = true;
+    r.params.top_logprobs = static_cast<int32_t>(*top);
+  }
   return r;
 }
 

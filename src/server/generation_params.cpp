@@ -67,10 +67,6 @@ std::map<int32_t, float> parse_logit_bias(const FieldReader& fields, const Serve
 void refuse_unsupported(const FieldReader& fields) {
   if (auto n = fields.integer("n", 1, kInt64Max); n && *n != 1)
     throw invalid_request("only n=1 is supported", "n", "unsupported_value");
-  if (const nlohmann::ordered_json* logprobs = fields.find("logprobs"); logprobs && *logprobs != false)
-    throw invalid_request("logprobs are not supported", "logprobs", "unsupported_parameter");
-  if (fields.find("top_logprobs"))
-    throw invalid_request("logprobs are not supported", "top_logprobs", "unsupported_parameter");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The request fields /v1/chat/completions and /v1/completions share: sampling, stop
 // strings, logit_bias, max_tokens, response_format and streaming. Options nanoserve cannot honour (n > 1,
-// logprobs, ...) are refused with 400 rather than ignored.
+// ...) are refused with 400 rather than ignored. logprobs are read by each endpoint's parser:
+// the two name them differently.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,8 @@ struct GenerationParams {
   bool cache_prompt = true;             // llama-server's field: false skips the prefix cache
   bool speculative = true;              // false: no speculative decoding for this request
   std::shared_ptr<const grammar::Grammar> grammar;  // response_format's; null: free text
+  bool logprobs = false;    // each token's log-probability (chat: logprobs; completions: logprobs >= 0)
+  int32_t top_logprobs = 0; // and this many alternatives (chat: top_logprobs; completions: logprobs)
   bool stream = false;
   bool include_usage = false;           // stream_options.include_usage
 };

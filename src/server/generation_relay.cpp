@@ -1,6 +1,7 @@
 #include "server/generation_relay.h"
 
 #include <optional>
+#include <utility>
 
 namespace nanoserve::server {
 namespace {
@@ -15,7 +16,7 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
 }  // namespace
 
 RelayEnd relay_generation(engine::Stream& stream, Clock::time_point received,
-                          const std::function<bool(const std::string&)>& send_text,
+                          const std::function<bool(const std::string&, std::vector<engine::TokenLogprobs>)>& send_text,
                           const std::function<bool()>& client_connected, ServerMetrics& metrics) {
   auto client_gone = [&] {
     stream.cancel();
@@ -23,6 +24,7 @@ RelayEnd relay_generation(engine::Stream& stream, Clock::time_point received,
     return RelayEnd{.kind = RelayEnd::Kind::ClientGone, .finish = {}, .stats = {}, .error = {}};
   };
   std::optional<Clock::time_point> last_sent;
+  std::vector<engine::TokenLogprobs> logprobs;  // of tokens whose text has not been sent yet
   for (;;) {
     std::optional<engine::Event> event = stream.next(kConnectionCheckInterval);
     if (!event) {
@@ -31,6 +33,7 @@ RelayEnd relay_generation(engine::Stream& stream, Clock::time_point received,
     }
     switch (event->kind) {
       case engine::Event::Kind::Text: {
+        for (engine::TokenLogprobs& t : event->logprobs) logprobs.push_back(std::move(t));
         if (event->text.empty()) break;  // held back (a possible stop string, a partial character)
         const Clock::time_point now = Clock::now();
         if (last_sent) {
@@ -39,7 +42,7 @@ RelayEnd relay_generation(engine::Stream& stream, Clock::time_point received,
           metrics.observe_time_to_first_token(seconds_between(received, now));
         }
         last_sent = now;
-        if (!send_text(event->text)) return client_gone();
+        if (!send_text(event->text, std::exchange(logprobs, {}))) return client_gone();
         break;
       }
       case engine::Event::Kind::Done:

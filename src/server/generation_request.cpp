@@ -39,6 +39,8 @@ engine::GenerationRequest make_generation_request(std::string id, std::vector<in
   r.ignore_eos = params.ignore_eos;
   r.cache_prompt = params.cache_prompt;
   r.speculative = params.speculative;
+  r.logprobs = params.logprobs;
+  r.top_logprobs = params.top_logprobs;
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include "server/api_error.h"
 #include "server/generation_relay.h"
 #include "server/http_errors.h"
+#include "server/logprobs_json.h"
 #include "server/request_log.h"
 #include "server/sse.h"
 
@@ -18,11 +19,17 @@ ApiError generation_failed(const std::string& message) {
 }
 
 void respond_whole(http::ResponseWriter& res, ServerState& state, engine::Stream& stream, const ResponseHeader& header,
-                   const ResponseShape& shape) {
+                   const ResponseShape& shape, bool logprobs_asked) {
   RequestLogRecord& log = this_thread_request_log();
   std::string text;
+  std::vector<engine::TokenLogprobs> logprobs;
   const RelayEnd end = relay_generation(
-      stream, log.received, [&](const std::string& piece) { text += piece; return true; },
+      stream, log.received,
+      [&](const std::string& piece, std::vector<engine::TokenLogprobs> piece_logprobs) {
+        text += piece;
+        for (engine::TokenLogprobs& t : piece_logprobs) logprobs.push_back(std::move(t));
+        return true;
+      },
       [&res] { return !res.client_gone(); }, state.metrics());
   switch (end.kind) {
     case RelayEnd::Kind::ClientGone:
@@ -33,13 +40,14 @@ void respond_whole(http::ResponseWriter& res, ServerState& state, engine::Stream
       throw generation_failed(end.error);
     case RelayEnd::Kind::Done:
       log.stats = end.stats;
-      res.send({.status = 200, .content_type = "application/json", .headers = {},
-                .body = json_text(shape.whole(header, text, end.finish, end.stats))});
+      nlohmann::ordered_json body = shape.whole(header, text, end.finish, end.stats);
+      if (logprobs_asked) body["choices"][0]["logprobs"] = shape.logprobs(logprobs, 0);
+      res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = json_text(body)});
   }
 }
 
 void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream& stream, const ResponseHeader& header,
-                   const ResponseShape& shape, bool include_usage) {
+                   const ResponseShape& shape, bool include_usage, bool logprobs_asked) {
   RequestLogRecord& log = this_thread_request_log();
   res.start_stream({.status = 200, .content_type = "text/event-stream",
                     .headers = {{"Cache-Control", "no-cache"}}, .body = {}});
@@ -50,8 +58,15 @@ void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream
     return sse.send(chunk);
   };
   if (shape.opens_with_role) send_chunk(chat_chunk(header, {{"role", "assistant"}, {"content", ""}}));
+  size_t characters_sent = 0;
   const RelayEnd end = relay_generation(
-      stream, log.received, [&](const std::string& text) { return send_chunk(shape.text_chunk(header, text)); },
+      stream, log.received,
+      [&](const std::string& text, std::vector<engine::TokenLogprobs> logprobs) {
+        nlohmann::ordered_json chunk = shape.text_chunk(header, text);
+        if (logprobs_asked) chunk["choices"][0]["logprobs"] = shape.logprobs(logprobs, characters_sent);
+        characters_sent += utf8_characters(text);
+        return send_chunk(std::move(chunk));
+      },
       [&] { return sse.ok() && !res.client_gone(); }, state.metrics());
   switch (end.kind) {
     case RelayEnd::Kind::ClientGone:
@@ -93,9 +108,9 @@ void respond_with_generation(http::ResponseWriter& res, ServerState& state, std:
     ~CancelOnExit() { stream.cancel(); }
   } cancel_on_exit{*stream};
   if (params.stream) {
-    stream_events(res, state, *stream, header, shape, params.include_usage);
+    stream_events(res, state, *stream, header, shape, params.include_usage, params.logprobs);
   } else {
-    respond_whole(res, state, *stream, header, shape);
+    respond_whole(res, state, *stream, header, shape, params.logprobs);
   }
 }
 

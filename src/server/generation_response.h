@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include "engine/engine.h"
@@ -23,6 +24,8 @@ struct ResponseShape {
                           const engine::RequestStats&);
   nlohmann::ordered_json (*text_chunk)(const ResponseHeader&, const std::string& text);
   nlohmann::ordered_json (*finish_chunk)(const ResponseHeader&, engine::FinishReason);
+  // A choice's logprobs object for these tokens, the first `text_offset` characters into the text.
+  nlohmann::ordered_json (*logprobs)(std::span<const engine::TokenLogprobs>, size_t text_offset);
 };
 
 // Submits `request` (engine::QueueFull and std::invalid_argument propagate, before anything

@@ -6,6 +6,7 @@
 #include "server/generation_response.h"
 #include "server/http_errors.h"
 #include "server/json_fields.h"
+#include "server/logprobs_json.h"
 #include "server/prompt_tokens.h"
 #include "server/request_id.h"
 #include "server/request_log.h"
@@ -22,6 +23,7 @@ const ResponseShape kChatShape{
       return chat_chunk(header, {{"content", text}});
     },
     .finish_chunk = chat_finish_chunk,
+    .logprobs = chat_logprobs_json,
 };
 
 const ResponseShape kCompletionShape{
@@ -30,6 +32,7 @@ const ResponseShape kCompletionShape{
     .whole = text_completion,
     .text_chunk = text_chunk,
     .finish_chunk = text_finish_chunk,
+    .logprobs = completion_logprobs_json,
 };
 
 void chat_completions(const http::Request& req, http::ResponseWriter& res, ServerState& state) {

@@ -32,7 +32,7 @@ TEST(GenerationRelay, SendsNonEmptyPiecesThenReportsDone) {
   ServerMetrics metrics;
   std::vector<std::string> sent;
   const RelayEnd end = relay_generation(
-      stream, Clock::now(), [&](const std::string& t) { sent.push_back(t); return true; }, [] { return true; }, metrics);
+      stream, Clock::now(), [&](const std::string& t, auto) { sent.push_back(t); return true; }, [] { return true; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::Done);
   EXPECT_EQ(end.finish, engine::FinishReason::Length);
   EXPECT_EQ(end.stats.completion_tokens, 4);
@@ -44,13 +44,38 @@ TEST(GenerationRelay, SendsNonEmptyPiecesThenReportsDone) {
   EXPECT_NE(text.find("nanoserve_inter_token_latency_seconds_count 1\n"), std::string::npos);
 }
 
+TEST(GenerationRelay, LogprobsOfHeldBackTokensTravelWithTheNextPiece) {
+  engine::Stream stream;
+  auto with_logprob = [](const char* text, float logprob) {
+    engine::Event e = text_event(text);
+    e.logprobs.push_back({.chosen = {.bytes = "t", .logprob = logprob}, .top = {}});
+    return e;
+  };
+  stream.push(with_logprob("a", -1.0f));
+  stream.push(with_logprob("", -2.0f));  // held back
+  stream.push(with_logprob("bc", -3.0f));
+  stream.push(with_logprob("", -4.0f));  // a stop string's start: never sent
+  stream.push(done_event(engine::FinishReason::Stop, 1, 4));
+  ServerMetrics metrics;
+  std::vector<std::vector<float>> sent;
+  relay_generation(
+      stream, Clock::now(),
+      [&](const std::string&, std::vector<engine::TokenLogprobs> logprobs) {
+        sent.emplace_back();
+        for (const auto& t : logprobs) sent.back().push_back(t.chosen.logprob);
+        return true;
+      },
+      [] { return true; }, metrics);
+  EXPECT_EQ(sent, (std::vector<std::vector<float>>{{-1.0f}, {-2.0f, -3.0f}}));
+}
+
 TEST(GenerationRelay, FailedWriteCancelsTheStream) {
   engine::Stream stream;
   stream.push(text_event("a"));
   stream.push(text_event("b"));
   ServerMetrics metrics;
   const RelayEnd end = relay_generation(
-      stream, Clock::now(), [](const std::string&) { return false; }, [] { return true; }, metrics);
+      stream, Clock::now(), [](const std::string&, auto) { return false; }, [] { return true; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::ClientGone);
   EXPECT_TRUE(stream.cancelled());
   EXPECT_NE(metrics.prometheus_text(std::nullopt).find("nanoserve_request_cancellations_total 1\n"),
@@ -62,7 +87,7 @@ TEST(GenerationRelay, DisconnectWhileTheEngineIsQuietCancels) {
   ServerMetrics metrics;
   int checks = 0;
   const RelayEnd end = relay_generation(
-      stream, Clock::now(), [](const std::string&) { return true; }, [&] { return ++checks < 3; }, metrics);
+      stream, Clock::now(), [](const std::string&, auto) { return true; }, [&] { return ++checks < 3; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::ClientGone);
   EXPECT_EQ(checks, 3);
   EXPECT_TRUE(stream.cancelled());
@@ -76,7 +101,7 @@ TEST(GenerationRelay, EngineErrorIsReported) {
   stream.push(error);
   ServerMetrics metrics;
   const RelayEnd end = relay_generation(
-      stream, Clock::now(), [](const std::string&) { return true; }, [] { return true; }, metrics);
+      stream, Clock::now(), [](const std::string&, auto) { return true; }, [] { return true; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::Failed);
   EXPECT_EQ(end.error, "out of memory");
 }

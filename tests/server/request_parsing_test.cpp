@@ -175,8 +175,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{chat_body({{"logit_bias", {{"-3", 1}}}}), "logit_bias"},
         BadField{chat_body({{"logit_bias", {{"5", 101}}}}), "logit_bias"},
         BadField{chat_body({{"logit_bias", {{"5", "x"}}}}), "logit_bias"},
-        BadField{chat_body({{"n", 2}}), "n"}, BadField{chat_body({{"logprobs", true}}), "logprobs"},
-        BadField{chat_body({{"top_logprobs", 2}}), "top_logprobs"}, BadField{chat_body({{"stream", "yes"}}), "stream"},
+        BadField{chat_body({{"n", 2}}), "n"}, BadField{chat_body({{"logprobs", 1}}), "logprobs"},
+        BadField{chat_body({{"top_logprobs", 2}}), "top_logprobs"},
+        BadField{chat_body({{"logprobs", true}, {"top_logprobs", 21}}), "top_logprobs"},
+        BadField{chat_body({{"stream", "yes"}}), "stream"},
         BadField{chat_body({{"stream_options", {{"include_usage", true}}}}), "stream_options"},
         BadField{chat_body({{"stream", true}, {"stream_options", {{"include_usage", 1}}}}),
                  "stream_options.include_usage"},
@@ -230,7 +232,8 @@ TEST(CompletionRequest, Refusals) {
   EXPECT_EQ(param_of({{"prompt", "x"}, {"echo", true}}), "echo");
   EXPECT_EQ(param_of({{"prompt", "x"}, {"suffix", "y"}}), "suffix");
   EXPECT_EQ(param_of({{"prompt", "x"}, {"best_of", 3}}), "best_of");
-  EXPECT_EQ(param_of({{"prompt", "x"}, {"logprobs", 2}}), "logprobs");
+  EXPECT_EQ(param_of({{"prompt", "x"}, {"logprobs", 6}}), "logprobs");
+  EXPECT_EQ(param_of({{"prompt", "x"}, {"logprobs", true}}), "logprobs");
   EXPECT_EQ(param_of({{"prompt", "x"}, {"max_tokens", 0}}), "max_tokens");
   // echo false and an empty suffix ask for nothing unusual.
   EXPECT_NO_THROW(parse_completion_request({{"prompt", "x"}, {"echo", false}, {"suffix", ""}}, kLimits, kSeed));
