@@ -97,6 +97,12 @@ ChatRequest parse_chat_request(const nlohmann::ordered_json& body, const ServerL
   r.tools = offered_tools(fields, limits);
   if (const nlohmann::ordered_json* kwargs = fields.object("chat_template_kwargs")) r.template_kwargs = *kwargs;
   r.params = parse_generation_params(body, limits, random_seed);
+  if (const auto format = fields.string("reasoning_format")) {
+    if (*format != "none" && *format != "auto" && *format != "deepseek")
+      throw invalid_request("'reasoning_format' must be \"auto\", \"deepseek\" or \"none\"", "reasoning_format",
+                            "invalid_value");
+    r.reasoning_inline = *format == "none";
+  }
   // logprobs: true, with top_logprobs alternatives (0 to 20; only with logprobs).
   r.params.logprobs = fields.boolean("logprobs").value_or(false);
   if (const auto top = fields.integer("top_logprobs", 0, engine::kMaxTopLogprobs)) {

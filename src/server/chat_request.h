@@ -18,6 +18,9 @@ struct ChatRequest {
   nlohmann::ordered_json tools;  // null unless tools are offered (and tool_choice is not "none")
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // chat_template_kwargs
   GenerationParams params;
+  // reasoning_format "none": a thinking model's <think>...</think> stays in the content
+  // (default "auto", also "deepseek": it goes to reasoning_content).
+  bool reasoning_inline = false;
 };
 
 // Throws ApiError (400) naming the field at fault.

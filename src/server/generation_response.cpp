@@ -18,15 +18,29 @@ ApiError generation_failed(const std::string& message) {
   return ApiError(500, "generation failed: " + message, "server_error");
 }
 
+// How the answer is written besides its shape: what the request asked for.
+struct AnswerOptions {
+  bool include_usage = false;
+  bool logprobs = false;
+  std::optional<ReasoningSplit> reasoning;  // chat with a thinking model: reasoning_content apart
+};
+
 void respond_whole(http::ResponseWriter& res, ServerState& state, engine::Stream& stream, const ResponseHeader& header,
-                   const ResponseShape& shape, bool logprobs_asked) {
+                   const ResponseShape& shape, AnswerOptions& options) {
   RequestLogRecord& log = this_thread_request_log();
-  std::string text;
+  std::string text, reasoning;
   std::vector<engine::TokenLogprobs> logprobs;
+  auto add = [&](const ReasoningSplit::Pieces& pieces) {
+    reasoning += pieces.reasoning;
+    text += pieces.content;
+  };
   const RelayEnd end = relay_generation(
       stream, log.received,
       [&](const std::string& piece, std::vector<engine::TokenLogprobs> piece_logprobs) {
-        text += piece;
+        if (options.reasoning)
+          add(options.reasoning->push(piece));
+        else
+          text += piece;
         for (engine::TokenLogprobs& t : piece_logprobs) logprobs.push_back(std::move(t));
         return true;
       },
@@ -40,32 +54,44 @@ void respond_whole(http::ResponseWriter& res, ServerState& state, engine::Stream
       throw generation_failed(end.error);
     case RelayEnd::Kind::Done:
       log.stats = end.stats;
+      if (options.reasoning) add(options.reasoning->finish());
       nlohmann::ordered_json body = shape.whole(header, text, end.finish, end.stats);
-      if (logprobs_asked) body["choices"][0]["logprobs"] = shape.logprobs(logprobs, 0);
+      if (!reasoning.empty()) body["choices"][0]["message"]["reasoning_content"] = reasoning;
+      if (options.logprobs) body["choices"][0]["logprobs"] = shape.logprobs(logprobs, 0);
       res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = json_text(body)});
   }
 }
 
 void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream& stream, const ResponseHeader& header,
-                   const ResponseShape& shape, bool include_usage, bool logprobs_asked) {
+                   const ResponseShape& shape, AnswerOptions& options) {
   RequestLogRecord& log = this_thread_request_log();
   res.start_stream({.status = 200, .content_type = "text/event-stream",
                     .headers = {{"Cache-Control", "no-cache"}}, .body = {}});
   SseWriter sse([&res](std::string_view bytes) { return res.write(bytes); });
   // With include_usage every chunk has "usage": null but the last one, as OpenAI sends them.
   auto send_chunk = [&](nlohmann::ordered_json chunk) {
-    if (include_usage) chunk["usage"] = nullptr;
+    if (options.include_usage) chunk["usage"] = nullptr;
     return sse.send(chunk);
   };
   if (shape.opens_with_role) send_chunk(chat_chunk(header, {{"role", "assistant"}, {"content", ""}}));
   size_t characters_sent = 0;
+  // Reasoning, then content: a chunk each; the tokens' logprobs ride on the first of them.
+  auto send_pieces = [&](const ReasoningSplit::Pieces& pieces, std::vector<engine::TokenLogprobs> logprobs) {
+    std::vector<nlohmann::ordered_json> chunks;
+    if (!pieces.reasoning.empty()) chunks.push_back(chat_chunk(header, {{"reasoning_content", pieces.reasoning}}));
+    if (!pieces.content.empty()) chunks.push_back(shape.text_chunk(header, pieces.content));
+    if (chunks.empty()) return true;
+    if (options.logprobs) chunks[0]["choices"][0]["logprobs"] = shape.logprobs(logprobs, characters_sent);
+    characters_sent += utf8_characters(pieces.content);
+    for (nlohmann::ordered_json& chunk : chunks)
+      if (!send_chunk(std::move(chunk))) return false;
+    return true;
+  };
   const RelayEnd end = relay_generation(
       stream, log.received,
       [&](const std::string& text, std::vector<engine::TokenLogprobs> logprobs) {
-        nlohmann::ordered_json chunk = shape.text_chunk(header, text);
-        if (logprobs_asked) chunk["choices"][0]["logprobs"] = shape.logprobs(logprobs, characters_sent);
-        characters_sent += utf8_characters(text);
-        return send_chunk(std::move(chunk));
+        return send_pieces(options.reasoning ? options.reasoning->push(text) : ReasoningSplit::Pieces{{}, text},
+                           std::move(logprobs));
       },
       [&] { return sse.ok() && !res.client_gone(); }, state.metrics());
   switch (end.kind) {
@@ -77,8 +103,9 @@ void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream
       break;
     case RelayEnd::Kind::Done: {
       log.stats = end.stats;
+      if (options.reasoning) send_pieces(options.reasoning->finish(), {});
       nlohmann::ordered_json finish = shape.finish_chunk(header, end.finish);
-      if (include_usage) {
+      if (options.include_usage) {
         send_chunk(std::move(finish));
         nlohmann::ordered_json usage = usage_chunk(header, shape.chunk_object, end.stats);
         usage["nanoserve"] = engine_stats_json(end.stats);
@@ -98,7 +125,7 @@ void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream
 
 void respond_with_generation(http::ResponseWriter& res, ServerState& state, std::shared_ptr<const ServedModel> model,
                              engine::GenerationRequest request, const GenerationParams& params,
-                             const ResponseShape& shape) {
+                             const ResponseShape& shape, std::optional<ReasoningSplit> reasoning) {
   const ResponseHeader header{.id = request.id, .created = static_cast<int64_t>(std::time(nullptr)),
                               .model = model->name()};
   std::shared_ptr<engine::Stream> stream = model->engine().submit(std::move(request));
@@ -107,10 +134,12 @@ void respond_with_generation(http::ResponseWriter& res, ServerState& state, std:
     engine::Stream& stream;
     ~CancelOnExit() { stream.cancel(); }
   } cancel_on_exit{*stream};
+  AnswerOptions options{.include_usage = params.include_usage, .logprobs = params.logprobs,
+                        .reasoning = std::move(reasoning)};
   if (params.stream) {
-    stream_events(res, state, *stream, header, shape, params.include_usage, params.logprobs);
+    stream_events(res, state, *stream, header, shape, options);
   } else {
-    respond_whole(res, state, *stream, header, shape, params.logprobs);
+    respond_whole(res, state, *stream, header, shape, options);
   }
 }
 

@@ -5,12 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "engine/engine.h"
 #include "http/response_writer.h"
 #include "server/generation_params.h"
+#include "server/reasoning_split.h"
 #include "server/response_json.h"
 #include "server/server_state.h"
 
@@ -30,9 +32,10 @@ struct ResponseShape {
 
 // Submits `request` (engine::QueueFull and std::invalid_argument propagate, before anything
 // is sent). A stream's last chunk before [DONE] carries the `nanoserve` object; with
-// include_usage that is the usage chunk (choices: []), else the finish chunk.
+// include_usage that is the usage chunk (choices: []), else the finish chunk. With `reasoning`
+// (chat), the model's thinking goes to message.reasoning_content (delta.reasoning_content).
 void respond_with_generation(http::ResponseWriter& res, ServerState& state, std::shared_ptr<const ServedModel> model,
                              engine::GenerationRequest request, const GenerationParams& params,
-                             const ResponseShape& shape);
+                             const ResponseShape& shape, std::optional<ReasoningSplit> reasoning = std::nullopt);
 
 }  // namespace nanoserve::server

@@ -40,12 +40,15 @@ void chat_completions(const http::Request& req, http::ResponseWriter& res, Serve
   const auto body = parse_json_body(req.body, state.limits().max_json_depth);
   const ChatRequest chat = parse_chat_request(body, state.limits(), random_seed());
   auto prompt = chat_prompt_tokens(model->chat_template(), model->engine().tokenizer(), chat);
+  std::optional<ReasoningSplit> reasoning;
+  if (model->thinks() && !chat.reasoning_inline) reasoning.emplace(model->opens_thinking(prompt));
   std::string id = random_request_id("chatcmpl-");
   this_thread_request_log().id = id;
   auto request =
       make_generation_request(std::move(id), std::move(prompt), chat.params, model->bounds(), state.limits(), "messages");
   model->hold_to_grammar(request, chat.params.grammar);
-  respond_with_generation(res, state, std::move(model), std::move(request), chat.params, kChatShape);
+  respond_with_generation(res, state, std::move(model), std::move(request), chat.params, kChatShape,
+                          std::move(reasoning));
 }
 
 void completions(const http::Request& req, http::ResponseWriter& res, ServerState& state) {

@@ -1,6 +1,7 @@
 #include "server/served_model.h"
 
 #include <ctime>
+#include <span>
 #include <utility>
 
 #include "engine/grammar_vocabulary.h"
@@ -15,7 +16,16 @@ ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine)
       name_(engine_->model_name()),
       created_(static_cast<int64_t>(std::time(nullptr))),
       // Built with the model (~0.1 s for 152k tokens), so a schema request's first token does not wait for it.
-      grammar_vocabulary_(engine::grammar_vocabulary(engine_->tokenizer())) {}
+      grammar_vocabulary_(engine::grammar_vocabulary(engine_->tokenizer())),
+      thinks_(engine_->tokenizer().find_token("<think>") && engine_->tokenizer().find_token("</think>")) {}
+
+bool ServedModel::opens_thinking(const std::vector<int32_t>& prompt) const {
+  if (!thinks_ || prompt.empty()) return false;
+  const size_t from = prompt.size() >= 3 ? prompt.size() - 3 : 0;
+  std::string end = engine_->tokenizer().decode(std::span(prompt).subspan(from));
+  while (!end.empty() && (end.back() == '\n' || end.back() == ' ')) end.pop_back();
+  return end.ends_with("<think>");
+}
 
 ModelBounds ServedModel::bounds() const {
   return {.context_size = engine_->context_size(), .n_vocab = static_cast<int64_t>(engine_->tokenizer().n_tokens())};

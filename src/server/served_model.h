@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "grammar/vocabulary.h"
@@ -23,6 +24,12 @@ class ServedModel {
   const std::string& name() const { return name_; }
   int64_t created() const { return created_; }  // Unix seconds when it was loaded
   ModelBounds bounds() const;
+  // The model thinks aloud: its vocabulary has the tokens <think> and </think> (Qwen3,
+  // DeepSeek-R1): chat answers split the thinking into reasoning_content.
+  bool thinks() const { return thinks_; }
+  // The rendered prompt ends inside a thought (the template opened <think>): the output starts
+  // with reasoning.
+  bool opens_thinking(const std::vector<int32_t>& prompt) const;
   // Holds `request` to `grammar` (nothing when it is null).
   void hold_to_grammar(engine::GenerationRequest& request, std::shared_ptr<const grammar::Grammar> grammar) const;
 
@@ -31,7 +38,8 @@ class ServedModel {
   templates::ChatTemplate chat_template_;
   std::string name_;
   int64_t created_;
-  std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary_;  // what grammars mask (response_format)
+  std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary_;
+  bool thinks_;  // what grammars mask (response_format)
 };
 
 }  // namespace nanoserve::server

@@ -1,0 +1,77 @@
+#include "server/reasoning_split.h"
+
+namespace nanoserve::server {
+namespace {
+
+constexpr std::string_view kOpen = "<think>", kClose = "</think>";
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The length of the longest end of `text` that begins `tag` (a tag that may go on in the next piece).
+size_t partial_tag_at_end(std::string_view text, std::string_view tag) {
+  for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n)
+    if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
+  return 0;
+}
+
+}  // namespace
+
+ReasoningSplit::Pieces ReasoningSplit::push(std::string_view text) {
+  Pieces out;
+  held_ += text;
+  for (;;) {
+    switch (state_) {
+      case State::Start: {
+        // Whitespace, then "<think>" or anything else.
+        size_t start = 0;
+        while (start < held_.size() && is_space(held_[start])) ++start;
+        const std::string_view rest = std::string_view(held_).substr(start);
+        if (rest.starts_with(kOpen)) {
+          held_.erase(0, start + kOpen.size());
+          state_ = State::Reasoning;
+          continue;
+        }
+        if (kOpen.starts_with(rest)) return out;  // perhaps the tag, cut: wait for more
+        state_ = State::Content;
+        continue;
+      }
+      case State::Reasoning: {
+        const size_t close = held_.find(kClose);
+        if (close != std::string::npos) {
+          out.reasoning += held_.substr(0, close);
+          held_.erase(0, close + kClose.size());
+          state_ = State::AfterReasoning;
+          continue;
+        }
+        const size_t keep = partial_tag_at_end(held_, kClose);
+        out.reasoning += held_.substr(0, held_.size() - keep);
+        held_.erase(0, held_.size() - keep);
+        return out;
+      }
+      case State::AfterReasoning: {
+        size_t start = 0;
+        while (start < held_.size() && is_space(held_[start])) ++start;
+        held_.erase(0, start);
+        if (held_.empty()) return out;
+        state_ = State::Content;
+        continue;
+      }
+      case State::Content:
+        out.content += held_;
+        held_.clear();
+        return out;
+    }
+  }
+}
+
+ReasoningSplit::Pieces ReasoningSplit::finish() {
+  Pieces out;
+  if (state_ == State::Reasoning)
+    out.reasoning = std::move(held_);
+  else if (state_ != State::AfterReasoning)
+    out.content = std::move(held_);  // a start that was only whitespace or a cut "<thi"
+  held_.clear();
+  return out;
+}
+
+}  // namespace nanoserve::server
