@@ -55,9 +55,9 @@ bool is_of_type(const Json& v, const std::string& type) {
 
 class Compiler {
  public:
-  explicit Compiler(const Json& root) : root_(root) {}
+  Compiler(const Json& root, GrammarBuilder& builder) : root_(root), builder_(builder) {}
 
-  Grammar compile() {
+  uint32_t compile() {
     const uint32_t top = builder_.new_rule();
     builder_.define(top, value(root_, "", 0));
     while (!pending_.empty()) {  // $ref targets, each compiled once (they may add more)
@@ -65,7 +65,7 @@ class Compiler {
       pending_.pop_back();
       builder_.define(rule, value(*target, path, 0));
     }
-    return builder_.build(top);
+    return top;
   }
 
  private:
@@ -346,7 +346,7 @@ class Compiler {
   }
 
   const Json& root_;
-  GrammarBuilder builder_;
+  GrammarBuilder& builder_;
   std::optional<AnyJsonRules> any_;
   std::optional<uint32_t> character_;
   std::map<std::string, uint32_t> refs_;
@@ -355,7 +355,15 @@ class Compiler {
 
 }  // namespace
 
-Grammar compile_json_schema(const nlohmann::ordered_json& schema) { return Compiler(schema).compile(); }
+Grammar compile_json_schema(const nlohmann::ordered_json& schema) {
+  GrammarBuilder builder;
+  const uint32_t root = Compiler(schema, builder).compile();
+  return builder.build(root);
+}
+
+uint32_t add_json_schema_rule(GrammarBuilder& builder, const nlohmann::ordered_json& schema) {
+  return Compiler(schema, builder).compile();
+}
 
 Grammar any_json_object_grammar() {
   GrammarBuilder builder;

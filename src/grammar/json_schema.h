@@ -38,6 +38,9 @@ inline constexpr int kMaxSchemaDepth = 64;
 
 // Throws SchemaError, or GrammarTooLarge when the schema asks for too large a grammar.
 Grammar compile_json_schema(const nlohmann::ordered_json& schema);
+// The same as a rule of `builder`, to be part of a larger grammar (a tool call's JSON inside
+// its tags). `schema` must outlive the call only.
+uint32_t add_json_schema_rule(GrammarBuilder& builder, const nlohmann::ordered_json& schema);
 // Any JSON object (response_format json_object).
 Grammar any_json_object_grammar();
 

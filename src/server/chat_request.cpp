@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -32,6 +33,23 @@ std::string joined_text_parts(const nlohmann::ordered_json& parts, const std::st
   return text;
 }
 
+// An assistant turn's tool calls as templates print them: each function's arguments as JSON
+// (clients send them as a string of JSON).
+nlohmann::ordered_json templated_tool_calls(nlohmann::ordered_json calls, const std::string& param) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    nlohmann::ordered_json& call = calls[i];
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object())
+      throw invalid_request(fmt::format("'{}[{}].function' must be an object", param, i),
+                            fmt::format("{}[{}].function", param, i), "invalid_type");
+    nlohmann::ordered_json& arguments = call["function"]["arguments"];
+    if (arguments.is_string()) {
+      nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(arguments.get<std::string>(), nullptr, false);
+      if (!parsed.is_discarded()) arguments = std::move(parsed);
+    }
+  }
+  return calls;
+}
+
 nlohmann::ordered_json normalized_message(const nlohmann::ordered_json& message, size_t index, const ServerLimits& limits) {
   static const std::set<std::string> kRoles = {"system", "developer", "user", "assistant", "tool"};
   const FieldReader fields(message, fmt::format("messages[{}]", index));
@@ -56,30 +74,70 @@ nlohmann::ordered_json normalized_message(const nlohmann::ordered_json& message,
     throw invalid_request(fmt::format("'{}' must be a string or an array of text parts", fields.param("content")),
                           fields.param("content"), "invalid_type");
   }
-  if (tool_calls) out["tool_calls"] = *tool_calls;
+  if (tool_calls) out["tool_calls"] = templated_tool_calls(*tool_calls, fields.param("tool_calls"));
   if (auto name = fields.string("name")) out["name"] = *name;
   if (*role == "tool")
     if (auto id = fields.string("tool_call_id")) out["tool_call_id"] = *id;
   return out;
 }
 
-// The tools the template is told about: none when tool_choice is "none". nanoserve does not
-// force or parse tool calls, so "required" and a named function are refused.
+// The tools the template is told about: none when tool_choice is "none". Each is
+// {"type": "function", "function": {"name", "description", "parameters"}}.
 nlohmann::ordered_json offered_tools(const FieldReader& fields, const ServerLimits& limits) {
-  const auto choice = fields.find("tool_choice");
-  if (choice && *choice != "none" && *choice != "auto")
-    throw invalid_request("only tool_choice \"auto\" and \"none\" are supported", "tool_choice",
-                          "unsupported_value");
   const nlohmann::ordered_json* tools = fields.array("tools");
-  if (!tools || tools->empty() || (choice && *choice == "none")) return nullptr;
+  if (!tools || tools->empty()) return nullptr;
   if (tools->size() > limits.max_tools)
     throw invalid_request(fmt::format("'tools' has {} entries; at most {} are allowed", tools->size(),
                                       limits.max_tools), "tools", "too_many_tools");
-  for (size_t i = 0; i < tools->size(); ++i)
-    if (!(*tools)[i].is_object())
-      throw invalid_request(fmt::format("'tools[{}]' must be an object", i), fmt::format("tools[{}]", i),
-                            "invalid_type");
+  for (size_t i = 0; i < tools->size(); ++i) {
+    const FieldReader tool((*tools)[i], fmt::format("tools[{}]", i));
+    if (tool.string("type").value_or("function") != "function")
+      throw invalid_request(fmt::format("'{}' must be \"function\"", tool.param("type")), tool.param("type"),
+                            "invalid_value");
+    const nlohmann::ordered_json* function = tool.object("function");
+    if (!function)
+      throw invalid_request(fmt::format("'{}' is required", tool.param("function")), tool.param("function"),
+                            "missing_required_parameter");
+    const FieldReader f(*function, tool.param("function"));
+    const auto name = f.string("name");
+    if (!name || name->empty())
+      throw invalid_request(fmt::format("'{}' is required", f.param("name")), f.param("name"),
+                            "missing_required_parameter");
+    f.object("parameters");  // an object when given
+  }
   return *tools;
+}
+
+ToolChoice tool_choice_of(const FieldReader& fields, const nlohmann::ordered_json& tools) {
+  const nlohmann::ordered_json* choice = fields.find("tool_choice");
+  if (!choice) return {};
+  ToolChoice out;
+  if (choice->is_string()) {
+    if (*choice == "auto") return out;
+    if (*choice == "none") out.kind = ToolChoice::Kind::None;
+    else if (*choice == "required") out.kind = ToolChoice::Kind::Required;
+    else
+      throw invalid_request("'tool_choice' must be \"auto\", \"none\", \"required\" or a function", "tool_choice",
+                            "invalid_value");
+  } else {
+    const FieldReader named(*choice, "tool_choice");
+    const nlohmann::ordered_json* function = named.object("function");
+    const auto name = function ? FieldReader(*function, "tool_choice.function").string("name") : std::nullopt;
+    if (!name)
+      throw invalid_request("'tool_choice.function.name' is required", "tool_choice.function.name",
+                            "missing_required_parameter");
+    out.kind = ToolChoice::Kind::Function;
+    out.function = *name;
+  }
+  if (out.kind == ToolChoice::Kind::None) return out;
+  if (tools.is_null())
+    throw invalid_request("'tool_choice' asks for a tool call but no 'tools' are given", "tool_choice",
+                          "invalid_value");
+  if (out.kind == ToolChoice::Kind::Function &&
+      std::none_of(tools.begin(), tools.end(), [&](const auto& t) { return t["function"]["name"] == out.function; }))
+    throw invalid_request(fmt::format("'tool_choice' names '{}', which is not in 'tools'", out.function),
+                          "tool_choice.function.name", "invalid_value");
+  return out;
 }
 
 }  // namespace
@@ -95,6 +153,9 @@ ChatRequest parse_chat_request(const nlohmann::ordered_json& body, const ServerL
   ChatRequest r;
   for (size_t i = 0; i < messages->size(); ++i) r.messages.push_back(normalized_message((*messages)[i], i, limits));
   r.tools = offered_tools(fields, limits);
+  r.tool_choice = tool_choice_of(fields, r.tools);
+  if (r.tool_choice.kind == ToolChoice::Kind::None) r.tools = nullptr;
+  r.parallel_tool_calls = fields.boolean("parallel_tool_calls").value_or(true);
   if (const nlohmann::ordered_json* kwargs = fields.object("chat_template_kwargs")) r.template_kwargs = *kwargs;
   r.params = parse_generation_params(body, limits, random_seed);
   if (const auto format = fields.string("reasoning_format")) {

@@ -7,15 +7,18 @@
 
 #include "server/generation_params.h"
 #include "server/limits.h"
+#include "server/tool_calls.h"
 
 namespace nanoserve::server {
 
 struct ChatRequest {
   // One object per message: "role" (system, user, assistant or tool; "developer" becomes
-  // "system") and "content" (a string: text parts joined by "\n"), plus "name",
-  // "tool_calls" and "tool_call_id" when given.
+  // "system") and "content" (a string: text parts joined by "\n"), plus "name", "tool_calls"
+  // (each function's arguments as JSON, as templates print them) and "tool_call_id" when given.
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   nlohmann::ordered_json tools;  // null unless tools are offered (and tool_choice is not "none")
+  ToolChoice tool_choice;        // "required" and a named function are forced by a grammar
+  bool parallel_tool_calls = true;
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // chat_template_kwargs
   GenerationParams params;
   // reasoning_format "none": a thinking model's <think>...</think> stays in the content

@@ -22,25 +22,56 @@ ApiError generation_failed(const std::string& message) {
 struct AnswerOptions {
   bool include_usage = false;
   bool logprobs = false;
-  std::optional<ReasoningSplit> reasoning;  // chat with a thinking model: reasoning_content apart
+  ChatReaders readers;
 };
+
+// What a piece of output gives the answer once its readers have read it.
+struct AnswerPieces {
+  std::string reasoning, content;
+  std::vector<ToolCall> calls;
+};
+
+// The reasoning split first (a thought may precede a call), then the tool calls out of the rest.
+AnswerPieces read_piece(ChatReaders& readers, std::string_view text, bool last) {
+  AnswerPieces out;
+  out.content = text;
+  if (readers.reasoning) {
+    ReasoningSplit::Pieces split = readers.reasoning->push(text);
+    if (last) {
+      ReasoningSplit::Pieces rest = readers.reasoning->finish();
+      split.reasoning += rest.reasoning;
+      split.content += rest.content;
+    }
+    out.reasoning = std::move(split.reasoning);
+    out.content = std::move(split.content);
+  }
+  if (readers.tool_calls) {
+    ToolCallReader::Pieces read = readers.tool_calls->push(out.content);
+    if (last) {
+      ToolCallReader::Pieces rest = readers.tool_calls->finish();
+      read.content += rest.content;
+      for (ToolCall& c : rest.calls) read.calls.push_back(std::move(c));
+    }
+    out.content = std::move(read.content);
+    out.calls = std::move(read.calls);
+  }
+  return out;
+}
 
 void respond_whole(http::ResponseWriter& res, ServerState& state, engine::Stream& stream, const ResponseHeader& header,
                    const ResponseShape& shape, AnswerOptions& options) {
   RequestLogRecord& log = this_thread_request_log();
-  std::string text, reasoning;
-  std::vector<engine::TokenLogprobs> logprobs;
-  auto add = [&](const ReasoningSplit::Pieces& pieces) {
-    reasoning += pieces.reasoning;
-    text += pieces.content;
+  AnswerPieces answer;
+  auto add = [&](AnswerPieces pieces) {
+    answer.reasoning += pieces.reasoning;
+    answer.content += pieces.content;
+    for (ToolCall& c : pieces.calls) answer.calls.push_back(std::move(c));
   };
+  std::vector<engine::TokenLogprobs> logprobs;
   const RelayEnd end = relay_generation(
       stream, log.received,
       [&](const std::string& piece, std::vector<engine::TokenLogprobs> piece_logprobs) {
-        if (options.reasoning)
-          add(options.reasoning->push(piece));
-        else
-          text += piece;
+        add(read_piece(options.readers, piece, false));
         for (engine::TokenLogprobs& t : piece_logprobs) logprobs.push_back(std::move(t));
         return true;
       },
@@ -54,10 +85,16 @@ void respond_whole(http::ResponseWriter& res, ServerState& state, engine::Stream
       throw generation_failed(end.error);
     case RelayEnd::Kind::Done:
       log.stats = end.stats;
-      if (options.reasoning) add(options.reasoning->finish());
-      nlohmann::ordered_json body = shape.whole(header, text, end.finish, end.stats);
-      if (!reasoning.empty()) body["choices"][0]["message"]["reasoning_content"] = reasoning;
-      if (options.logprobs) body["choices"][0]["logprobs"] = shape.logprobs(logprobs, 0);
+      add(read_piece(options.readers, "", true));
+      nlohmann::ordered_json body = shape.whole(header, answer.content, end.finish, end.stats);
+      nlohmann::ordered_json& choice = body["choices"][0];
+      if (!answer.reasoning.empty()) choice["message"]["reasoning_content"] = answer.reasoning;
+      if (!answer.calls.empty()) {
+        if (answer.content.empty()) choice["message"]["content"] = nullptr;
+        choice["message"]["tool_calls"] = tool_calls_json(answer.calls);
+        choice["finish_reason"] = "tool_calls";
+      }
+      if (options.logprobs) choice["logprobs"] = shape.logprobs(logprobs, 0);
       res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = json_text(body)});
   }
 }
@@ -74,12 +111,20 @@ void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream
     return sse.send(chunk);
   };
   if (shape.opens_with_role) send_chunk(chat_chunk(header, {{"role", "assistant"}, {"content", ""}}));
-  size_t characters_sent = 0;
-  // Reasoning, then content: a chunk each; the tokens' logprobs ride on the first of them.
-  auto send_pieces = [&](const ReasoningSplit::Pieces& pieces, std::vector<engine::TokenLogprobs> logprobs) {
+  size_t characters_sent = 0, calls_sent = 0;
+  // Reasoning, content, then each call (its id and name, then its arguments): a chunk each;
+  // the tokens' logprobs ride on the first of them.
+  auto send_pieces = [&](const AnswerPieces& pieces, std::vector<engine::TokenLogprobs> logprobs) {
     std::vector<nlohmann::ordered_json> chunks;
     if (!pieces.reasoning.empty()) chunks.push_back(chat_chunk(header, {{"reasoning_content", pieces.reasoning}}));
     if (!pieces.content.empty()) chunks.push_back(shape.text_chunk(header, pieces.content));
+    for (const ToolCall& call : pieces.calls) {
+      const size_t index = calls_sent++;
+      chunks.push_back(chat_chunk(header, {{"tool_calls", {{{"index", index}, {"id", call.id}, {"type", "function"},
+                                                            {"function", {{"name", call.name}, {"arguments", ""}}}}}}}));
+      chunks.push_back(
+          chat_chunk(header, {{"tool_calls", {{{"index", index}, {"function", {{"arguments", call.arguments}}}}}}}));
+    }
     if (chunks.empty()) return true;
     if (options.logprobs) chunks[0]["choices"][0]["logprobs"] = shape.logprobs(logprobs, characters_sent);
     characters_sent += utf8_characters(pieces.content);
@@ -90,8 +135,7 @@ void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream
   const RelayEnd end = relay_generation(
       stream, log.received,
       [&](const std::string& text, std::vector<engine::TokenLogprobs> logprobs) {
-        return send_pieces(options.reasoning ? options.reasoning->push(text) : ReasoningSplit::Pieces{{}, text},
-                           std::move(logprobs));
+        return send_pieces(read_piece(options.readers, text, false), std::move(logprobs));
       },
       [&] { return sse.ok() && !res.client_gone(); }, state.metrics());
   switch (end.kind) {
@@ -103,8 +147,9 @@ void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream
       break;
     case RelayEnd::Kind::Done: {
       log.stats = end.stats;
-      if (options.reasoning) send_pieces(options.reasoning->finish(), {});
+      send_pieces(read_piece(options.readers, "", true), {});
       nlohmann::ordered_json finish = shape.finish_chunk(header, end.finish);
+      if (calls_sent > 0) finish["choices"][0]["finish_reason"] = "tool_calls";
       if (options.include_usage) {
         send_chunk(std::move(finish));
         nlohmann::ordered_json usage = usage_chunk(header, shape.chunk_object, end.stats);
@@ -125,7 +170,7 @@ void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream
 
 void respond_with_generation(http::ResponseWriter& res, ServerState& state, std::shared_ptr<const ServedModel> model,
                              engine::GenerationRequest request, const GenerationParams& params,
-                             const ResponseShape& shape, std::optional<ReasoningSplit> reasoning) {
+                             const ResponseShape& shape, ChatReaders readers) {
   const ResponseHeader header{.id = request.id, .created = static_cast<int64_t>(std::time(nullptr)),
                               .model = model->name()};
   std::shared_ptr<engine::Stream> stream = model->engine().submit(std::move(request));
@@ -135,7 +180,7 @@ void respond_with_generation(http::ResponseWriter& res, ServerState& state, std:
     ~CancelOnExit() { stream.cancel(); }
   } cancel_on_exit{*stream};
   AnswerOptions options{.include_usage = params.include_usage, .logprobs = params.logprobs,
-                        .reasoning = std::move(reasoning)};
+                        .readers = std::move(readers)};
   if (params.stream) {
     stream_events(res, state, *stream, header, shape, options);
   } else {

@@ -13,6 +13,7 @@
 #include "http/response_writer.h"
 #include "server/generation_params.h"
 #include "server/reasoning_split.h"
+#include "server/tool_calls.h"
 #include "server/response_json.h"
 #include "server/server_state.h"
 
@@ -30,12 +31,19 @@ struct ResponseShape {
   nlohmann::ordered_json (*logprobs)(std::span<const engine::TokenLogprobs>, size_t text_offset);
 };
 
+// What a chat answer reads out of the output: a thinking model's reasoning, tool calls.
+struct ChatReaders {
+  std::optional<ReasoningSplit> reasoning;
+  std::optional<ToolCallReader> tool_calls;
+};
+
 // Submits `request` (engine::QueueFull and std::invalid_argument propagate, before anything
 // is sent). A stream's last chunk before [DONE] carries the `nanoserve` object; with
-// include_usage that is the usage chunk (choices: []), else the finish chunk. With `reasoning`
-// (chat), the model's thinking goes to message.reasoning_content (delta.reasoning_content).
+// include_usage that is the usage chunk (choices: []), else the finish chunk. With `readers`
+// (chat), the model's thinking goes to message.reasoning_content (delta.reasoning_content) and
+// its tool calls to message.tool_calls (delta.tool_calls; finish_reason "tool_calls").
 void respond_with_generation(http::ResponseWriter& res, ServerState& state, std::shared_ptr<const ServedModel> model,
                              engine::GenerationRequest request, const GenerationParams& params,
-                             const ResponseShape& shape, std::optional<ReasoningSplit> reasoning = std::nullopt);
+                             const ResponseShape& shape, ChatReaders readers = {});
 
 }  // namespace nanoserve::server

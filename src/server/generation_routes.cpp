@@ -5,6 +5,7 @@
 #include "server/generation_request.h"
 #include "server/generation_response.h"
 #include "server/http_errors.h"
+#include "server/api_error.h"
 #include "server/json_fields.h"
 #include "server/logprobs_json.h"
 #include "server/prompt_tokens.h"
@@ -42,13 +43,22 @@ void chat_completions(const http::Request& req, http::ResponseWriter& res, Serve
   auto prompt = chat_prompt_tokens(model->chat_template(), model->engine().tokenizer(), chat);
   std::optional<ReasoningSplit> reasoning;
   if (model->thinks() && !chat.reasoning_inline) reasoning.emplace(model->opens_thinking(prompt));
+  std::optional<ToolCallReader> tool_calls;
+  if (!chat.tools.is_null()) tool_calls.emplace(model->tool_syntax());
+  std::shared_ptr<const grammar::Grammar> grammar = chat.params.grammar;
+  if (chat.tool_choice.kind == ToolChoice::Kind::Required || chat.tool_choice.kind == ToolChoice::Kind::Function) {
+    if (grammar)
+      throw invalid_request("a 'tool_choice' that forces a call cannot be combined with 'response_format'",
+                            "tool_choice", "unsupported_combination");
+    grammar = forced_tool_call_grammar(chat.tools, chat.tool_choice, model->tool_syntax(), chat.parallel_tool_calls);
+  }
   std::string id = random_request_id("chatcmpl-");
   this_thread_request_log().id = id;
   auto request =
       make_generation_request(std::move(id), std::move(prompt), chat.params, model->bounds(), state.limits(), "messages");
-  model->hold_to_grammar(request, chat.params.grammar);
+  model->hold_to_grammar(request, std::move(grammar));
   respond_with_generation(res, state, std::move(model), std::move(request), chat.params, kChatShape,
-                          std::move(reasoning));
+                          {.reasoning = std::move(reasoning), .tool_calls = std::move(tool_calls)});
 }
 
 void completions(const http::Request& req, http::ResponseWriter& res, ServerState& state) {

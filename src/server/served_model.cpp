@@ -17,7 +17,8 @@ ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine)
       created_(static_cast<int64_t>(std::time(nullptr))),
       // Built with the model (~0.1 s for 152k tokens), so a schema request's first token does not wait for it.
       grammar_vocabulary_(engine::grammar_vocabulary(engine_->tokenizer())),
-      thinks_(engine_->tokenizer().find_token("<think>") && engine_->tokenizer().find_token("</think>")) {}
+      thinks_(engine_->tokenizer().find_token("<think>") && engine_->tokenizer().find_token("</think>")),
+      tool_syntax_(tool_syntax_of(engine_->chat_template())) {}
 
 bool ServedModel::opens_thinking(const std::vector<int32_t>& prompt) const {
   if (!thinks_ || prompt.empty()) return false;

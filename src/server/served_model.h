@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "grammar/vocabulary.h"
 #include "server/generation_request.h"
+#include "server/tool_calls.h"
 #include "template/chat_template.h"
 
 namespace nanoserve::server {
@@ -27,6 +28,8 @@ class ServedModel {
   // The model thinks aloud: its vocabulary has the tokens <think> and </think> (Qwen3,
   // DeepSeek-R1): chat answers split the thinking into reasoning_content.
   bool thinks() const { return thinks_; }
+  // How the model's chat template has it write tool calls.
+  ToolSyntax tool_syntax() const { return tool_syntax_; }
   // The rendered prompt ends inside a thought (the template opened <think>): the output starts
   // with reasoning.
   bool opens_thinking(const std::vector<int32_t>& prompt) const;
@@ -39,7 +42,8 @@ class ServedModel {
   std::string name_;
   int64_t created_;
   std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary_;
-  bool thinks_;  // what grammars mask (response_format)
+  bool thinks_;
+  ToolSyntax tool_syntax_;  // what grammars mask (response_format)
 };
 
 }  // namespace nanoserve::server

@@ -103,13 +103,18 @@ TEST(ChatRequest, NormalizesMessages) {
   const json messages = {
       {{"role", "developer"}, {"content", "Be brief."}},
       {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "one"}}, {{"type", "text"}, {"text", "two"}}}}},
-      {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", json::array({{{"id", "c1"}}})}},
+      {{"role", "assistant"},
+       {"content", nullptr},
+       {"tool_calls", json::array({{{"id", "c1"}, {"function", {{"name", "f"}, {"arguments", "{\"x\": 1}"}}}}})}},
       {{"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"}},
   };
   const ChatRequest r = parse_chat_request(chat_body({{"messages", messages}}), kLimits, kSeed);
   EXPECT_EQ(r.messages[0], json({{"role", "system"}, {"content", "Be brief."}}));
   EXPECT_EQ(r.messages[1], json({{"role", "user"}, {"content", "one\ntwo"}}));
-  EXPECT_EQ(r.messages[2], json({{"role", "assistant"}, {"content", ""}, {"tool_calls", json::array({{{"id", "c1"}}})}}));
+  // The arguments, sent as a string of JSON, reach the template as JSON (it prints them with tojson).
+  EXPECT_EQ(r.messages[2], json({{"role", "assistant"},
+                                 {"content", ""},
+                                 {"tool_calls", json::array({{{"id", "c1"}, {"function", {{"name", "f"}, {"arguments", {{"x", 1}}}}}}})}}));
   EXPECT_EQ(r.messages[3], json({{"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"}}));
 }
 
@@ -117,7 +122,21 @@ TEST(ChatRequest, ToolsReachTheTemplateUnlessToolChoiceIsNone) {
   const json tools = json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}});
   EXPECT_EQ(parse_chat_request(chat_body({{"tools", tools}}), kLimits, kSeed).tools, tools);
   EXPECT_TRUE(parse_chat_request(chat_body({{"tools", tools}, {"tool_choice", "none"}}), kLimits, kSeed).tools.is_null());
-  EXPECT_EQ(chat_error(chat_body({{"tools", tools}, {"tool_choice", "required"}})).param, "tool_choice");
+  const ChatRequest forced = parse_chat_request(chat_body({{"tools", tools}, {"tool_choice", "required"}}), kLimits, kSeed);
+  EXPECT_EQ(forced.tool_choice.kind, ToolChoice::Kind::Required);
+  const ChatRequest named = parse_chat_request(
+      chat_body({{"tools", tools}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "f"}}}}}}), kLimits, kSeed);
+  EXPECT_EQ(named.tool_choice.kind, ToolChoice::Kind::Function);
+  EXPECT_EQ(named.tool_choice.function, "f");
+  EXPECT_EQ(chat_error(chat_body({{"tool_choice", "required"}})).param, "tool_choice");
+  EXPECT_EQ(chat_error(chat_body({{"tools", tools}, {"tool_choice", "always"}})).param, "tool_choice");
+  EXPECT_EQ(chat_error(chat_body({{"tools", tools}, {"tool_choice", {{"type", "function"}, {"function", {{"name", "g"}}}}}}))
+                .param,
+            "tool_choice.function.name");
+  EXPECT_EQ(chat_error(chat_body({{"tools", json::array({{{"type", "function"}}})}})).param, "tools[0].function");
+  EXPECT_EQ(chat_error(chat_body({{"tools", json::array({{{"type", "function"}, {"function", {{"description", "x"}}}}})}}))
+                .param,
+            "tools[0].function.name");
 }
 
 struct BadField {
