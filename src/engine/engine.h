@@ -122,6 +122,8 @@ class Stream {
 
   // Reader side: waits up to `timeout` for the next event; nullopt on timeout.
   std::optional<Event> next(std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for an event without taking it: whether one is there.
+  bool wait_for_event(std::chrono::milliseconds timeout);
   // The reader has gone (client disconnected): the engine drops the request at its next step.
   void cancel();
 

@@ -32,6 +32,11 @@ std::optional<Event> Stream::next(std::chrono::milliseconds timeout) {
   return event;
 }
 
+bool Stream::wait_for_event(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return ready_.wait_for(lock, timeout, [&] { return !events_.empty(); });
+}
+
 void Stream::cancel() {
   std::lock_guard lock(mutex_);
   cancelled_ = true;

@@ -63,18 +63,11 @@ std::map<int32_t, float> parse_logit_bias(const FieldReader& fields, const Serve
   return out;
 }
 
-// Fields whose every value but the default asks for something nanoserve does not do.
-void refuse_unsupported(const FieldReader& fields) {
-  if (auto n = fields.integer("n", 1, kInt64Max); n && *n != 1)
-    throw invalid_request("only n=1 is supported", "n", "unsupported_value");
-}
-
 }  // namespace
 
 GenerationParams parse_generation_params(const nlohmann::ordered_json& body, const ServerLimits& limits,
                                          uint64_t random_seed) {
   const FieldReader fields(body);
-  refuse_unsupported(fields);
   GenerationParams p;
   engine::SamplingParams& s = p.sampling;
   s.temperature = static_cast<float>(fields.number("temperature", 0, 2).value_or(1.0));
@@ -109,6 +102,7 @@ GenerationParams parse_generation_params(const nlohmann::ordered_json& body, con
   p.ignore_eos = fields.boolean("ignore_eos").value_or(false);
   p.cache_prompt = fields.boolean("cache_prompt").value_or(true);
   p.speculative = fields.boolean("speculative").value_or(true);
+  p.n = static_cast<int32_t>(fields.integer("n", 1, limits.max_choices).value_or(1));
   p.grammar = parse_response_format(fields);
   if (p.grammar && p.ignore_eos)
     throw invalid_request("'ignore_eos' cannot be used with a JSON response_format: the output ends where the JSON "

@@ -31,6 +31,7 @@ struct GenerationParams {
   std::shared_ptr<const grammar::Grammar> grammar;  // response_format's; null: free text
   bool logprobs = false;    // each token's log-probability (chat: logprobs; completions: logprobs >= 0)
   int32_t top_logprobs = 0; // and this many alternatives (chat: top_logprobs; completions: logprobs)
+  int32_t n = 1;            // choices, each its own sequence from the one prompt (seeds seed, seed + 1, ...)
   bool stream = false;
   bool include_usage = false;           // stream_options.include_usage
 };

@@ -1,11 +1,13 @@
-// Carries one request's engine stream to its client: each piece of text to `send_text` as
-// it arrives, with the logprobs of the tokens it came from (those of tokens held back
-// travel with the next piece; those of tokens never sent, a stop string's, are dropped), timing pieces for the metrics. When the client goes (a send fails or
-// `client_connected` turns false while the engine is between pieces), the stream is
-// cancelled, so the engine drops the request at its next step.
+// Carries a request's engine streams to its client: each piece of text to `send_text` as
+// it arrives, with the logprobs of the tokens it came from (those of tokens held back travel
+// with the next piece; those of tokens never sent, a stop string's, are dropped), timing
+// pieces for the metrics. When the client goes (a send fails or `client_connected` turns false
+// while the engine is between pieces), the streams are cancelled, so the engine drops the
+// request at its next step.
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,8 +25,14 @@ struct RelayEnd {
   std::string error;                                         // Failed: the engine's message
 };
 
-RelayEnd relay_generation(engine::Stream& stream, Clock::time_point received,
-                          const std::function<bool(const std::string&, std::vector<engine::TokenLogprobs>)>& send_text,
-                          const std::function<bool()>& client_connected, ServerMetrics& metrics);
+// A piece of choice `choice`'s text and its tokens' logprobs; false: the client is gone.
+using SendText = std::function<bool(size_t choice, const std::string& text, std::vector<engine::TokenLogprobs>)>;
+
+// Carries the streams of one request's choices (n > 1: one per choice) together, a piece as
+// each arrives; `on_end` hears each choice's end as it comes (Done or Failed). Returns every
+// choice's end: all ClientGone, every stream cancelled, when the client went.
+std::vector<RelayEnd> relay_generations(std::span<engine::Stream* const> streams, Clock::time_point received,
+                                        const SendText& send_text, const std::function<void(size_t, const RelayEnd&)>& on_end,
+                                        const std::function<bool()>& client_connected, ServerMetrics& metrics);
 
 }  // namespace nanoserve::server

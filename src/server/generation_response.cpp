@@ -22,7 +22,7 @@ ApiError generation_failed(const std::string& message) {
 struct AnswerOptions {
   bool include_usage = false;
   bool logprobs = false;
-  ChatReaders readers;
+  ChatReaders readers;  // each choice reads with its own copy
 };
 
 // What a piece of output gives the answer once its readers have read it.
@@ -58,109 +58,141 @@ AnswerPieces read_piece(ChatReaders& readers, std::string_view text, bool last) 
   return out;
 }
 
-void respond_whole(http::ResponseWriter& res, ServerState& state, engine::Stream& stream, const ResponseHeader& header,
-                   const ResponseShape& shape, AnswerOptions& options) {
+// The usage of all choices: the prompt once, every choice's completion.
+nlohmann::ordered_json total_usage(const std::vector<RelayEnd>& ends) {
+  engine::RequestStats total = ends.at(0).stats;
+  total.completion_tokens = 0;
+  for (const RelayEnd& e : ends) total.completion_tokens += e.stats.completion_tokens;
+  return usage_json(total);
+}
+
+void respond_whole(http::ResponseWriter& res, ServerState& state, std::span<engine::Stream* const> streams,
+                   const ResponseHeader& header, const ResponseShape& shape, const AnswerOptions& options) {
   RequestLogRecord& log = this_thread_request_log();
-  AnswerPieces answer;
-  auto add = [&](AnswerPieces pieces) {
-    answer.reasoning += pieces.reasoning;
-    answer.content += pieces.content;
-    for (ToolCall& c : pieces.calls) answer.calls.push_back(std::move(c));
+  const size_t n = streams.size();
+  std::vector<AnswerPieces> answers(n);
+  std::vector<ChatReaders> readers(n, options.readers);
+  std::vector<std::vector<engine::TokenLogprobs>> logprobs(n);
+  auto add = [&](size_t c, AnswerPieces pieces) {
+    answers[c].reasoning += pieces.reasoning;
+    answers[c].content += pieces.content;
+    for (ToolCall& call : pieces.calls) answers[c].calls.push_back(std::move(call));
   };
-  std::vector<engine::TokenLogprobs> logprobs;
-  const RelayEnd end = relay_generation(
-      stream, log.received,
-      [&](const std::string& piece, std::vector<engine::TokenLogprobs> piece_logprobs) {
-        add(read_piece(options.readers, piece, false));
-        for (engine::TokenLogprobs& t : piece_logprobs) logprobs.push_back(std::move(t));
+  const std::vector<RelayEnd> ends = relay_generations(
+      streams, log.received,
+      [&](size_t c, const std::string& piece, std::vector<engine::TokenLogprobs> piece_logprobs) {
+        add(c, read_piece(readers[c], piece, false));
+        for (engine::TokenLogprobs& t : piece_logprobs) logprobs[c].push_back(std::move(t));
         return true;
       },
-      [&res] { return !res.client_gone(); }, state.metrics());
-  switch (end.kind) {
-    case RelayEnd::Kind::ClientGone:
+      [](size_t, const RelayEnd&) {}, [&res] { return !res.client_gone(); }, state.metrics());
+  for (const RelayEnd& end : ends) {
+    if (end.kind == RelayEnd::Kind::ClientGone) {
       log.cancelled = true;
       res.send(error_response(ApiError(499, "the client closed the connection", "invalid_request_error")));
       return;  // never written: the connection is gone
-    case RelayEnd::Kind::Failed:
-      throw generation_failed(end.error);
-    case RelayEnd::Kind::Done:
-      log.stats = end.stats;
-      add(read_piece(options.readers, "", true));
-      nlohmann::ordered_json body = shape.whole(header, answer.content, end.finish, end.stats);
-      nlohmann::ordered_json& choice = body["choices"][0];
-      if (!answer.reasoning.empty()) choice["message"]["reasoning_content"] = answer.reasoning;
-      if (!answer.calls.empty()) {
-        if (answer.content.empty()) choice["message"]["content"] = nullptr;
-        choice["message"]["tool_calls"] = tool_calls_json(answer.calls);
-        choice["finish_reason"] = "tool_calls";
-      }
-      if (options.logprobs) choice["logprobs"] = shape.logprobs(logprobs, 0);
-      res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = json_text(body)});
+    }
+    if (end.kind == RelayEnd::Kind::Failed) throw generation_failed(end.error);
   }
+  log.stats = ends[0].stats;
+  nlohmann::ordered_json body;
+  for (size_t c = 0; c < n; ++c) {
+    add(c, read_piece(readers[c], "", true));
+    const AnswerPieces& answer = answers[c];
+    nlohmann::ordered_json whole = shape.whole(header, answer.content, ends[c].finish, ends[c].stats);
+    nlohmann::ordered_json& choice = whole["choices"][0];
+    choice["index"] = c;
+    if (!answer.reasoning.empty()) choice["message"]["reasoning_content"] = answer.reasoning;
+    if (!answer.calls.empty()) {
+      if (answer.content.empty()) choice["message"]["content"] = nullptr;
+      choice["message"]["tool_calls"] = tool_calls_json(answer.calls);
+      choice["finish_reason"] = "tool_calls";
+    }
+    if (options.logprobs) choice["logprobs"] = shape.logprobs(logprobs[c], 0);
+    if (c == 0)
+      body = std::move(whole);  // its header, usage and the first choice's nanoserve object
+    else
+      body["choices"].push_back(std::move(choice));
+  }
+  body["usage"] = total_usage(ends);
+  res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = json_text(body)});
 }
 
-void stream_events(http::ResponseWriter& res, ServerState& state, engine::Stream& stream, const ResponseHeader& header,
-                   const ResponseShape& shape, AnswerOptions& options) {
+void stream_events(http::ResponseWriter& res, ServerState& state, std::span<engine::Stream* const> streams,
+                   const ResponseHeader& header, const ResponseShape& shape, const AnswerOptions& options) {
   RequestLogRecord& log = this_thread_request_log();
+  const size_t n = streams.size();
   res.start_stream({.status = 200, .content_type = "text/event-stream",
                     .headers = {{"Cache-Control", "no-cache"}}, .body = {}});
   SseWriter sse([&res](std::string_view bytes) { return res.write(bytes); });
   // With include_usage every chunk has "usage": null but the last one, as OpenAI sends them.
-  auto send_chunk = [&](nlohmann::ordered_json chunk) {
+  auto send_chunk = [&](size_t c, nlohmann::ordered_json chunk) {
+    chunk["choices"][0]["index"] = c;
     if (options.include_usage) chunk["usage"] = nullptr;
     return sse.send(chunk);
   };
-  if (shape.opens_with_role) send_chunk(chat_chunk(header, {{"role", "assistant"}, {"content", ""}}));
-  size_t characters_sent = 0, calls_sent = 0;
+  for (size_t c = 0; c < n && shape.opens_with_role; ++c)
+    send_chunk(c, chat_chunk(header, {{"role", "assistant"}, {"content", ""}}));
+  std::vector<ChatReaders> readers(n, options.readers);
+  std::vector<size_t> characters_sent(n, 0), calls_sent(n, 0);
   // Reasoning, content, then each call (its id and name, then its arguments): a chunk each;
   // the tokens' logprobs ride on the first of them.
-  auto send_pieces = [&](const AnswerPieces& pieces, std::vector<engine::TokenLogprobs> logprobs) {
+  auto send_pieces = [&](size_t c, const AnswerPieces& pieces, std::vector<engine::TokenLogprobs> logprobs) {
     std::vector<nlohmann::ordered_json> chunks;
     if (!pieces.reasoning.empty()) chunks.push_back(chat_chunk(header, {{"reasoning_content", pieces.reasoning}}));
     if (!pieces.content.empty()) chunks.push_back(shape.text_chunk(header, pieces.content));
     for (const ToolCall& call : pieces.calls) {
-      const size_t index = calls_sent++;
+      const size_t index = calls_sent[c]++;
       chunks.push_back(chat_chunk(header, {{"tool_calls", {{{"index", index}, {"id", call.id}, {"type", "function"},
                                                             {"function", {{"name", call.name}, {"arguments", ""}}}}}}}));
       chunks.push_back(
           chat_chunk(header, {{"tool_calls", {{{"index", index}, {"function", {{"arguments", call.arguments}}}}}}}));
     }
     if (chunks.empty()) return true;
-    if (options.logprobs) chunks[0]["choices"][0]["logprobs"] = shape.logprobs(logprobs, characters_sent);
-    characters_sent += utf8_characters(pieces.content);
+    if (options.logprobs) chunks[0]["choices"][0]["logprobs"] = shape.logprobs(logprobs, characters_sent[c]);
+    characters_sent[c] += utf8_characters(pieces.content);
     for (nlohmann::ordered_json& chunk : chunks)
-      if (!send_chunk(std::move(chunk))) return false;
+      if (!send_chunk(c, std::move(chunk))) return false;
     return true;
   };
-  const RelayEnd end = relay_generation(
-      stream, log.received,
-      [&](const std::string& text, std::vector<engine::TokenLogprobs> logprobs) {
-        return send_pieces(read_piece(options.readers, text, false), std::move(logprobs));
+  size_t still_open = n;
+  engine::RequestStats first_stats;  // the first choice's: the nanoserve object's
+  // A choice's end: what its readers still hold, then its finish chunk. The last finish chunk
+  // carries the nanoserve object, unless a usage chunk follows to carry it.
+  auto finish_choice = [&](size_t c, const RelayEnd& end) {
+    --still_open;
+    if (end.kind != RelayEnd::Kind::Done) return;
+    if (c == 0) first_stats = end.stats;
+    send_pieces(c, read_piece(readers[c], "", true), {});
+    nlohmann::ordered_json finish = shape.finish_chunk(header, end.finish);
+    if (calls_sent[c] > 0) finish["choices"][0]["finish_reason"] = "tool_calls";
+    if (still_open == 0 && !options.include_usage) finish["nanoserve"] = engine_stats_json(first_stats);
+    send_chunk(c, std::move(finish));
+  };
+  const std::vector<RelayEnd> ends = relay_generations(
+      streams, log.received,
+      [&](size_t c, const std::string& text, std::vector<engine::TokenLogprobs> logprobs) {
+        return send_pieces(c, read_piece(readers[c], text, false), std::move(logprobs));
       },
-      [&] { return sse.ok() && !res.client_gone(); }, state.metrics());
-  switch (end.kind) {
-    case RelayEnd::Kind::ClientGone:
+      finish_choice, [&] { return sse.ok() && !res.client_gone(); }, state.metrics());
+  for (const RelayEnd& end : ends) {
+    if (end.kind == RelayEnd::Kind::ClientGone) {
       log.cancelled = true;
       return;  // the stream stays unfinished: the connection closes
-    case RelayEnd::Kind::Failed:
-      sse.send(error_body(generation_failed(end.error)));
-      break;
-    case RelayEnd::Kind::Done: {
-      log.stats = end.stats;
-      send_pieces(read_piece(options.readers, "", true), {});
-      nlohmann::ordered_json finish = shape.finish_chunk(header, end.finish);
-      if (calls_sent > 0) finish["choices"][0]["finish_reason"] = "tool_calls";
-      if (options.include_usage) {
-        send_chunk(std::move(finish));
-        nlohmann::ordered_json usage = usage_chunk(header, shape.chunk_object, end.stats);
-        usage["nanoserve"] = engine_stats_json(end.stats);
-        sse.send(usage);
-      } else {
-        finish["nanoserve"] = engine_stats_json(end.stats);
-        sse.send(finish);
-      }
-      break;
     }
+    if (end.kind == RelayEnd::Kind::Failed) {
+      sse.send(error_body(generation_failed(end.error)));
+      sse.send_done();
+      res.end_stream();
+      return;
+    }
+  }
+  log.stats = ends[0].stats;
+  if (options.include_usage) {
+    nlohmann::ordered_json usage = usage_chunk(header, shape.chunk_object, ends[0].stats);
+    usage["usage"] = total_usage(ends);
+    usage["nanoserve"] = engine_stats_json(ends[0].stats);
+    sse.send(usage);
   }
   sse.send_done();
   res.end_stream();
@@ -173,18 +205,31 @@ void respond_with_generation(http::ResponseWriter& res, ServerState& state, std:
                              const ResponseShape& shape, ChatReaders readers) {
   const ResponseHeader header{.id = request.id, .created = static_cast<int64_t>(std::time(nullptr)),
                               .model = model->name()};
-  std::shared_ptr<engine::Stream> stream = model->engine().submit(std::move(request));
   // However the answer ends (an exception too), nothing keeps generating for nobody.
   struct CancelOnExit {
-    engine::Stream& stream;
-    ~CancelOnExit() { stream.cancel(); }
-  } cancel_on_exit{*stream};
-  AnswerOptions options{.include_usage = params.include_usage, .logprobs = params.logprobs,
-                        .readers = std::move(readers)};
+    std::vector<std::shared_ptr<engine::Stream>> streams;
+    ~CancelOnExit() {
+      for (auto& s : streams) s->cancel();
+    }
+  } owned;
+  // n choices: the first is prefilled alone; once its first token is out, its prompt's blocks
+  // (and the logits after them) are in the prefix cache, where the others find them.
+  for (int32_t c = 0; c < params.n; ++c) {
+    engine::GenerationRequest choice = request;
+    choice.sampling.seed = request.sampling.seed + static_cast<uint64_t>(c);
+    owned.streams.push_back(model->engine().submit(std::move(choice)));
+    if (c == 0 && params.n > 1)
+      while (!owned.streams[0]->wait_for_event(std::chrono::milliseconds(10)))
+        if (res.client_gone()) return;
+  }
+  std::vector<engine::Stream*> streams;
+  for (auto& s : owned.streams) streams.push_back(s.get());
+  const AnswerOptions options{.include_usage = params.include_usage, .logprobs = params.logprobs,
+                              .readers = std::move(readers)};
   if (params.stream) {
-    stream_events(res, state, *stream, header, shape, options);
+    stream_events(res, state, streams, header, shape, options);
   } else {
-    respond_whole(res, state, *stream, header, shape, options);
+    respond_whole(res, state, streams, header, shape, options);
   }
 }
 

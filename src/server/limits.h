@@ -13,6 +13,7 @@ struct ServerLimits {
   size_t max_messages = 1024;        // chat messages per request
   size_t max_content_parts = 256;    // content parts per message
   size_t max_tools = 128;            // tool definitions per request
+  int64_t max_choices = 16;          // n: choices per request (each a sequence in the engine)
   size_t max_stop_strings = 16;      // OpenAI allows 4; a few more cost nothing
   size_t max_stop_bytes = 256;       // per stop string
   // logit_bias entries. Benchmarks ban every token that ends inside a UTF-8 character (its

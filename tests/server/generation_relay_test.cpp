@@ -2,6 +2,7 @@
 // cancelled as soon as the client is gone.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,14 +26,50 @@ engine::Event done_event(engine::FinishReason finish, int32_t prompt, int32_t co
   return e;
 }
 
+// One stream through relay_generations.
+RelayEnd relay_one(engine::Stream& stream,
+                   const std::function<bool(const std::string&, std::vector<engine::TokenLogprobs>)>& send,
+                   const std::function<bool()>& connected, ServerMetrics& metrics) {
+  engine::Stream* streams[] = {&stream};
+  return relay_generations(
+      streams, Clock::now(),
+      [&](size_t, const std::string& text, std::vector<engine::TokenLogprobs> logprobs) {
+        return send(text, std::move(logprobs));
+      },
+      [](size_t, const RelayEnd&) {}, connected, metrics)[0];
+}
+
+TEST(GenerationRelay, ChoicesAreCarriedTogetherAndEachEndIsHeard) {
+  engine::Stream a, b;
+  a.push(text_event("a1"));
+  b.push(text_event("b1"));
+  b.push(done_event(engine::FinishReason::Stop, 3, 1));
+  a.push(text_event("a2"));
+  a.push(done_event(engine::FinishReason::Length, 3, 2));
+  engine::Stream* streams[] = {&a, &b};
+  ServerMetrics metrics;
+  std::vector<std::string> texts(2);
+  std::vector<size_t> ended;
+  const std::vector<RelayEnd> ends = relay_generations(
+      streams, Clock::now(),
+      [&](size_t c, const std::string& t, std::vector<engine::TokenLogprobs>) {
+        texts[c] += t;
+        return true;
+      },
+      [&](size_t c, const RelayEnd&) { ended.push_back(c); }, [] { return true; }, metrics);
+  EXPECT_EQ(texts, (std::vector<std::string>{"a1a2", "b1"}));
+  EXPECT_EQ(ended, (std::vector<size_t>{1, 0}));  // b ended first
+  EXPECT_EQ(ends[0].finish, engine::FinishReason::Length);
+  EXPECT_EQ(ends[1].finish, engine::FinishReason::Stop);
+}
+
 TEST(GenerationRelay, SendsNonEmptyPiecesThenReportsDone) {
   engine::Stream stream;
   for (const char* piece : {"Hel", "", "lo"}) stream.push(text_event(piece));
   stream.push(done_event(engine::FinishReason::Length, 3, 4));
   ServerMetrics metrics;
   std::vector<std::string> sent;
-  const RelayEnd end = relay_generation(
-      stream, Clock::now(), [&](const std::string& t, auto) { sent.push_back(t); return true; }, [] { return true; }, metrics);
+  const RelayEnd end = relay_one(stream, [&](const std::string& t, auto) { sent.push_back(t); return true; }, [] { return true; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::Done);
   EXPECT_EQ(end.finish, engine::FinishReason::Length);
   EXPECT_EQ(end.stats.completion_tokens, 4);
@@ -58,8 +95,7 @@ TEST(GenerationRelay, LogprobsOfHeldBackTokensTravelWithTheNextPiece) {
   stream.push(done_event(engine::FinishReason::Stop, 1, 4));
   ServerMetrics metrics;
   std::vector<std::vector<float>> sent;
-  relay_generation(
-      stream, Clock::now(),
+  relay_one(stream,
       [&](const std::string&, std::vector<engine::TokenLogprobs> logprobs) {
         sent.emplace_back();
         for (const auto& t : logprobs) sent.back().push_back(t.chosen.logprob);
@@ -74,8 +110,7 @@ TEST(GenerationRelay, FailedWriteCancelsTheStream) {
   stream.push(text_event("a"));
   stream.push(text_event("b"));
   ServerMetrics metrics;
-  const RelayEnd end = relay_generation(
-      stream, Clock::now(), [](const std::string&, auto) { return false; }, [] { return true; }, metrics);
+  const RelayEnd end = relay_one(stream, [](const std::string&, auto) { return false; }, [] { return true; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::ClientGone);
   EXPECT_TRUE(stream.cancelled());
   EXPECT_NE(metrics.prometheus_text(std::nullopt).find("nanoserve_request_cancellations_total 1\n"),
@@ -86,8 +121,7 @@ TEST(GenerationRelay, DisconnectWhileTheEngineIsQuietCancels) {
   engine::Stream stream;  // the engine never answers
   ServerMetrics metrics;
   int checks = 0;
-  const RelayEnd end = relay_generation(
-      stream, Clock::now(), [](const std::string&, auto) { return true; }, [&] { return ++checks < 3; }, metrics);
+  const RelayEnd end = relay_one(stream, [](const std::string&, auto) { return true; }, [&] { return ++checks < 3; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::ClientGone);
   EXPECT_EQ(checks, 3);
   EXPECT_TRUE(stream.cancelled());
@@ -100,8 +134,7 @@ TEST(GenerationRelay, EngineErrorIsReported) {
   error.error = "out of memory";
   stream.push(error);
   ServerMetrics metrics;
-  const RelayEnd end = relay_generation(
-      stream, Clock::now(), [](const std::string&, auto) { return true; }, [] { return true; }, metrics);
+  const RelayEnd end = relay_one(stream, [](const std::string&, auto) { return true; }, [] { return true; }, metrics);
   EXPECT_EQ(end.kind, RelayEnd::Kind::Failed);
   EXPECT_EQ(end.error, "out of memory");
 }

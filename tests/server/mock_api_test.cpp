@@ -235,7 +235,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "messages"},  // longer than the context
         BadRequest{"/v1/chat/completions", chat_with({{"stop", json(std::vector<std::string>(20, "x"))}}), "stop"},
         BadRequest{"/v1/chat/completions", chat_with({{"logit_bias", {{"99999", 1}}}}), "logit_bias"},
-        BadRequest{"/v1/chat/completions", chat_with({{"n", 3}}), "n"},
+        BadRequest{"/v1/chat/completions", chat_with({{"n", 30}}), "n"},
         BadRequest{"/v1/chat/completions", chat_with({{"stream", "yes"}}), "stream"},
         BadRequest{"/v1/chat/completions", chat_with({{"stream_options", {{"include_usage", true}}}}), "stream_options"},
         BadRequest{"/v1/completions", R"({"model": "m"})", "prompt"},
@@ -265,7 +265,7 @@ TEST_F(MockApi, UnknownRouteIs404InTheSameShape) {
 TEST_F(MockApi, MetricsAfterRequests) {
   auto c = client();
   ASSERT_EQ(post_json(c, "/v1/chat/completions", chat()).status, 200);
-  ASSERT_EQ(post_json(c, "/v1/chat/completions", chat({{"n", 2}})).status, 400);
+  ASSERT_EQ(post_json(c, "/v1/chat/completions", chat({{"n", 99}})).status, 400);
   // A response is counted once sent, just after the client has it: poll briefly.
   std::string text;
   for (int i = 0; i < 500 && text.find("nanoserve_http_requests_total{code=\"400\"}") == std::string::npos; ++i) {

@@ -194,7 +194,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{chat_body({{"logit_bias", {{"-3", 1}}}}), "logit_bias"},
         BadField{chat_body({{"logit_bias", {{"5", 101}}}}), "logit_bias"},
         BadField{chat_body({{"logit_bias", {{"5", "x"}}}}), "logit_bias"},
-        BadField{chat_body({{"n", 2}}), "n"}, BadField{chat_body({{"logprobs", 1}}), "logprobs"},
+        BadField{chat_body({{"n", 17}}), "n"}, BadField{chat_body({{"logprobs", 1}}), "logprobs"},
         BadField{chat_body({{"top_logprobs", 2}}), "top_logprobs"},
         BadField{chat_body({{"logprobs", true}, {"top_logprobs", 21}}), "top_logprobs"},
         BadField{chat_body({{"stream", "yes"}}), "stream"},
