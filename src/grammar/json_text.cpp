@@ -95,7 +95,7 @@ Expr json_number() {
   ByteSet sign = ByteSet::of('+');
   sign.add('-');
   return seq({optional(literal("-")), integer_part, optional(seq({literal("."), digits(1, kMaxFractionDigits)})),
-              optional(seq({bytes(e), optional(bytes(sign)), digits(1, 3)}))});
+              optional(seq({bytes(e), optional(bytes(sign)), digits(1, 2)}))});
 }
 
 Expr json_integer(std::optional<int64_t> lo, std::optional<int64_t> hi) {

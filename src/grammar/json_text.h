@@ -1,7 +1,8 @@
 // The pieces of JSON text every schema grammar is made of (RFC 8259): whitespace, a string's
 // characters, numbers. Bounded where the JSON is not, so that a model cannot run on forever
 // inside one token class: whitespace is one space or a newline and up to 20 spaces or tabs,
-// a number has at most 16 digits before its point, 15 after it and 3 in its exponent.
+// a number has at most 16 digits before its point, 15 after it and 2 in its exponent (so that
+// it stays finite as a double: 1e999 would parse as infinity in JavaScript).
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 export const binary = process.env.NANOSERVE_BINARY ?? `${root}build/nanoserve`;
 const sharedDir = process.env.NANOSERVE_SHARED_DIR || `${root}../shared`;
 export const tinyModel = `${sharedDir}/golden/models/tiny-qwen3-Q8_0.gguf`;
+// Random weights with Qwen3's vocabulary and chat template (tools, <think>).
+export const qwen3VocabModel = `${sharedDir}/golden/models/qwen3vocab-qwen3-Q8_0.gguf`;
 
 // Why the tests that need ../shared are skipped, or false when they run. Under CI=true or
 // NANOSERVE_REQUIRE_SHARED=1 (make check) they run, and fail when the file is missing.
