@@ -44,7 +44,7 @@ void chat_completions(const http::Request& req, http::ResponseWriter& res, Serve
   std::optional<ReasoningSplit> reasoning;
   if (model->thinks() && !chat.reasoning_inline) reasoning.emplace(model->opens_thinking(prompt));
   std::optional<ToolCallReader> tool_calls;
-  if (!chat.tools.is_null()) tool_calls.emplace(model->tool_syntax());
+  if (!chat.tools.is_null()) tool_calls.emplace(model->tool_syntax(), chat.parallel_tool_calls);
   std::shared_ptr<const grammar::Grammar> grammar = chat.params.grammar;
   if (chat.tool_choice.kind == ToolChoice::Kind::Required || chat.tool_choice.kind == ToolChoice::Kind::Function) {
     if (grammar)

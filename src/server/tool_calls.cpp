@@ -49,6 +49,11 @@ void ToolCallReader::release_content(Pieces& out, std::string_view text) {
   spaces_ = text.substr(last + 1);
 }
 
+void ToolCallReader::add_call(Pieces& out, ToolCall call) {
+  if (parallel_ || calls_ == 0) out.calls.push_back(std::move(call));
+  ++calls_;
+}
+
 ToolCallReader::Pieces ToolCallReader::push(std::string_view text) {
   Pieces out;
   held_ += text;
@@ -93,7 +98,7 @@ ToolCallReader::Pieces ToolCallReader::push(std::string_view text) {
         if (close == std::string::npos) return out;
         const std::string body = held_.substr(0, close);
         if (std::optional<ToolCall> call = call_from_json(body))
-          out.calls.push_back(std::move(*call));
+          add_call(out, std::move(*call));
         else
           release_content(out, std::string(kOpen) + body + std::string(kClose));
         held_.erase(0, close + kClose.size());
@@ -116,7 +121,7 @@ ToolCallReader::Pieces ToolCallReader::finish() {
       break;
     case State::InCall:  // the output ended before </tool_call>: a call if its JSON is whole
       if (std::optional<ToolCall> call = call_from_json(held_))
-        out.calls.push_back(std::move(*call));
+        add_call(out, std::move(*call));
       else
         release_content(out, std::string(kOpen) + held_);
       break;
@@ -124,7 +129,7 @@ ToolCallReader::Pieces ToolCallReader::finish() {
       std::string_view body = held_;
       if (body.starts_with(kPythonTag)) body.remove_prefix(kPythonTag.size());
       if (std::optional<ToolCall> call = call_from_json(body))
-        out.calls.push_back(std::move(*call));
+        add_call(out, std::move(*call));
       else
         release_content(out, held_);
       break;

@@ -37,10 +37,11 @@ struct ToolCall {
 
 // Reads tool calls out of an output fed a piece at a time. Text outside the calls is content
 // (whitespace around the calls dropped); a block whose JSON does not parse stays content. A
-// piece that may begin a call is held back until the next shows whether it does.
+// piece that may begin a call is held back until the next shows whether it does. Without
+// `parallel` (parallel_tool_calls false) calls after the first are dropped.
 class ToolCallReader {
  public:
-  explicit ToolCallReader(ToolSyntax syntax) : syntax_(syntax) {}
+  explicit ToolCallReader(ToolSyntax syntax, bool parallel = true) : syntax_(syntax), parallel_(parallel) {}
 
   struct Pieces {
     std::string content;
@@ -53,8 +54,11 @@ class ToolCallReader {
   enum class State { Start, Content, InCall, WholeJson };
   void read_hermes(Pieces& out);
   void release_content(Pieces& out, std::string_view text);
+  void add_call(Pieces& out, ToolCall call);
 
   ToolSyntax syntax_;
+  bool parallel_;
+  size_t calls_ = 0;  // read so far
   State state_ = State::Start;
   std::string held_;
   std::string spaces_;  // content whitespace not yet released (dropped if nothing follows)

@@ -42,6 +42,15 @@ TEST(ToolCallReader, HermesCallsAreReadWhereverThePiecesAreCut) {
   }
 }
 
+TEST(ToolCallReader, WithoutParallelCallsOnlyTheFirstIsKept) {
+  ToolCallReader reader(ToolSyntax::Hermes, false);
+  auto out = reader.push("<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n"
+                         "<tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>");
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].name, "a");
+  EXPECT_TRUE(reader.finish().calls.empty());
+}
+
 TEST(ToolCallReader, WhatIsNotACallStaysContent) {
   EXPECT_EQ(read(ToolSyntax::Hermes, {"Just text, ", "no <tool", " calls."}).content, "Just text, no <tool calls.");
   const auto bad = read(ToolSyntax::Hermes, {"<tool_call>{not json}</tool_call>"});
