@@ -91,7 +91,10 @@ int32_t Generation::choose(std::span<const float> logits) {
     add_logit_bias(request_.logit_bias, biased_);
     // No token allowed: the vocabulary cannot write what the grammar needs next. End rather
     // than write what the grammar forbids.
-    if (grammar_ && grammar_->mask(biased_) == 0) return request_.grammar_vocabulary->end_tokens().at(0);
+    if (grammar_ && grammar_->mask(biased_) == 0) {
+      if (request_.logprobs) chosen_logprobs_.emplace_back();  // emit() takes one entry per choice
+      return request_.grammar_vocabulary->end_tokens().at(0);
+    }
     allowed = biased_;
   }
   const int32_t token = sampler_.sample(allowed);

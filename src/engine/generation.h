@@ -58,9 +58,9 @@ class Generation {
   // request ends), so an engine gives back what the request held before its reader can look.
   void on_final_event(std::function<void()> release) { release_ = std::move(release); }
   // Picks the next token from this step's logits (logit_bias first, then the grammar's mask,
-  // then the sampler) and
-  // pushes its text. Returns the token while generation goes on; nullopt once it ended
-  // with this token (the Done event is then pushed). The same as emit(choose(logits)).
+  // then the sampler) and pushes its text. Returns the token while generation goes on;
+  // nullopt once it ended with this token (the Done event is then pushed). The same as
+  // emit(choose(logits)).
   std::optional<int32_t> step(std::span<const float> logits);
   // The two halves of step(), for speculative decoding: choose() picks the token that follows
   // the tokens chosen so far (the sampler's history and seeded random stream advance as in
