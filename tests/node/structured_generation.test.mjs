@@ -263,4 +263,10 @@ test('reasoning: <think> goes to reasoning_content, inline with reasoning_format
     checked++;
   }
   assert.ok(checked > 0);
+  // enable_thinking reaches the template: Qwen3's closes an empty thought in the prompt when it is false.
+  const thinking = await c.chat.completions.create({ model: 'q', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 });
+  const notThinking = await c.chat.completions.create({ model: 'q', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1,
+    chat_template_kwargs: { enable_thinking: false } });
+  assert.ok(notThinking.usage.prompt_tokens > thinking.usage.prompt_tokens,
+    `${notThinking.usage.prompt_tokens} vs ${thinking.usage.prompt_tokens}`);
 });
