@@ -182,6 +182,7 @@ class Parser {
   }
 
   Expr group() {
+    if (++depth_ > kMaxRegexNesting) fail("groups nested deeper than " + std::to_string(kMaxRegexNesting));
     ++i_;  // '('
     if (p_.substr(i_).starts_with("?:")) {
       i_ += 2;
@@ -196,6 +197,7 @@ class Parser {
     Expr inside = alternation();
     if (at_end() || peek() != ')') fail("a '(' without its ')'");
     ++i_;
+    --depth_;
     return inside;
   }
 
@@ -359,6 +361,7 @@ class Parser {
   std::string_view p_;
   const Expr& any_;
   size_t i_ = 0;
+  int depth_ = 0;  // groups open
   bool to_end_ = false;
 };
 

@@ -27,6 +27,8 @@ struct RegexError : std::invalid_argument {
 
 // A bound on {n,m} counts, so a pattern cannot ask for a grammar of millions of elements.
 inline constexpr int kMaxRegexRepeat = 1000;
+// Groups nested deeper are refused (the parser and the grammar's closure recurse on them).
+inline constexpr int kMaxRegexNesting = 64;
 
 // `any_character`: one character of JSON string text (json_string_character() or a rule of it),
 // used around an unanchored pattern.

@@ -165,6 +165,11 @@ TEST(JsonSchema, WhatItCannotHonourIsRefusedByKeyword) {
   EXPECT_EQ(refused_keyword(R"({"allOf":[{"type":"string"},{"maxLength":2}]})"), "allOf");
   EXPECT_EQ(refused_keyword(R"({"type":"array","minItems":3,"maxItems":2})"), "maxItems");
   EXPECT_EQ(refused_keyword(R"({"type":"object","title":"x","description":"y"})"), "(accepted)");
+  const std::string nested_groups = std::string(100000, '(') + "a" + std::string(100000, ')');
+  EXPECT_EQ(refused_keyword(nlohmann::ordered_json({{"type", "string"}, {"pattern", nested_groups}}).dump().c_str()),
+            "pattern");
+  EXPECT_THROW(schema_grammar(nlohmann::ordered_json({{"type", "string"}, {"pattern", std::string(2'000'000, 'a')}}).dump()),
+               GrammarTooLarge);
   std::string deep = "true";
   for (int i = 0; i < 100; ++i) deep = R"({"items":)" + deep + "}";
   EXPECT_EQ(refused_keyword(deep.c_str()).substr(0, 5), "items");
