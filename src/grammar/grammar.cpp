@@ -96,6 +96,34 @@ void GrammarBuilder::count(size_t elements) {
     throw GrammarTooLarge("the grammar would have more than " + std::to_string(kMaxElements) + " elements");
 }
 
+// A rule is productive when one of its alternatives is all productive elements: grow the set
+// of productive rules until it stops growing.
+bool Grammar::matches_nothing() const {
+  const size_t n_rules = rule_starts_.size() - 1;
+  std::vector<bool> productive(n_rules, false);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t r = 0; r < n_rules; ++r) {
+      if (productive[r]) continue;
+      for (uint32_t position : alternatives(static_cast<uint32_t>(r))) {
+        bool all = true;
+        for (;; ++position) {
+          const Element& e = elements_[position];
+          if (e.kind == Element::Kind::End) break;
+          if ((e.kind == Element::Kind::Bytes && byte_sets_[e.value].empty()) ||
+              (e.kind == Element::Kind::Rule && !productive[e.value]))
+            all = false;
+        }
+        if (all) {
+          productive[r] = grew = true;
+          break;
+        }
+      }
+    }
+  }
+  return !productive[root_];
+}
+
 Grammar GrammarBuilder::build(uint32_t root) {
   Grammar g;
   g.byte_sets_ = byte_sets_;

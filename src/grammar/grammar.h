@@ -36,6 +36,9 @@ class Grammar {
   }
   uint32_t root() const { return root_; }
   size_t n_elements() const { return elements_.size(); }
+  // No text at all is a sentence of the grammar (a schema that nothing can satisfy, a rule
+  // that only refers to itself).
+  bool matches_nothing() const;
 
  private:
   friend class GrammarBuilder;

@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "grammar/automaton.h"
 #include "grammar/json_text.h"
 #include "grammar/regex.h"
 
@@ -42,17 +43,6 @@ int count_of(const Json& s, const char* key, const std::string& path) {
   return n > 1'000'000 ? 1'000'000 : static_cast<int>(n);  // past the grammar size limit anyway
 }
 
-bool is_of_type(const Json& v, const std::string& type) {
-  if (type == "string") return v.is_string();
-  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
-  if (type == "number") return v.is_number();
-  if (type == "boolean") return v.is_boolean();
-  if (type == "null") return v.is_null();
-  if (type == "object") return v.is_object();
-  if (type == "array") return v.is_array();
-  return false;
-}
-
 class Compiler {
  public:
   Compiler(const Json& root, GrammarBuilder& builder) : root_(root), builder_(builder) {}
@@ -60,12 +50,17 @@ class Compiler {
   uint32_t compile() {
     const uint32_t top = builder_.new_rule();
     builder_.define(top, value(root_, "", 0));
-    while (!pending_.empty()) {  // $ref targets, each compiled once (they may add more)
+    finish_refs();
+    return top;
+  }
+
+  // Compiles the $ref targets met so far, each once (they may meet more).
+  void finish_refs() {
+    while (!pending_.empty()) {
       const auto [rule, target, path] = pending_.back();
       pending_.pop_back();
       builder_.define(rule, value(*target, path, 0));
     }
-    return top;
   }
 
  private:
@@ -94,10 +89,10 @@ class Compiler {
         types.push_back(name.get<std::string>());
       }
     }
-    if (s.contains("const")) return constants(Json::array({s["const"]}), types, join(path, "const"));
+    if (s.contains("const")) return constants(Json::array({s["const"]}), s, join(path, "const"), depth);
     if (const auto e = s.find("enum"); e != s.end()) {
       if (!e->is_array() || e->empty()) throw SchemaError(join(path, "enum"), "'enum' must be a non-empty array");
-      return constants(*e, types, join(path, "enum"));
+      return constants(*e, s, join(path, "enum"), depth);
     }
     if (types.empty()) types.push_back(implied_type(s));
     std::vector<Expr> choices;
@@ -132,15 +127,37 @@ class Compiler {
     return rule_ref(any().value);
   }
 
-  Expr constants(const Json& values, const std::vector<std::string>& types, const std::string& path) {
+  // enum / const: the values, those the schema's other keywords (type, maxLength, ...) allow
+  // too, checked against the grammar of the schema without them. (An object value whose keys
+  // are not in the declared order is left out: the grammar writes them in that order.)
+  Expr constants(const Json& values, const Json& s, const std::string& path, int depth) {
+    Json rest = s;
+    rest.erase("enum");
+    rest.erase("const");
+    bool constrained = false;
+    for (const auto& [key, v] : rest.items()) constrained = constrained || !kAnnotations.contains(key);
+    std::shared_ptr<const Grammar> others;
+    if (constrained) {
+      GrammarBuilder builder;
+      Compiler sub(root_, builder);
+      const uint32_t rule = builder.add_rule(sub.value(rest, path, depth + 1));
+      sub.finish_refs();
+      others = std::make_shared<const Grammar>(builder.build(rule));
+    }
     std::vector<Expr> choices;
     for (const Json& v : values) {
-      bool typed = types.empty();
-      for (const std::string& t : types) typed = typed || is_of_type(v, t);
-      if (typed) choices.push_back(literal(v.dump()));
+      const std::string text = v.dump();
+      if (!others || allows(others, text)) choices.push_back(literal(text));
     }
-    if (choices.empty()) throw SchemaError(path, "no value of '" + path + "' is of the schema's type");
+    if (choices.empty()) throw SchemaError(path, "no value of '" + path + "' satisfies the schema's other keywords");
     return alt(std::move(choices));
+  }
+
+  static bool allows(std::shared_ptr<const Grammar> g, std::string_view text) {
+    Automaton a(std::move(g));
+    Automaton::State state = a.start();
+    for (char c : text) state = a.next(state, static_cast<uint8_t>(c));
+    return a.accepts(state);
   }
 
   // $ref, anyOf, oneOf or allOf, with nothing but annotations and $defs beside it.
@@ -206,8 +223,9 @@ class Compiler {
     std::vector<Property> properties;
     for (const auto& [name, schema] : props.items())
       properties.push_back({name, value(schema, join(join(path, "properties"), name), depth + 1), required.contains(name)});
-    for (const std::string& name : required)  // required but not described: any value
-      if (!props.contains(name)) properties.push_back({name, rule_ref(any().value), true});
+    // Required but not described: additionalProperties says what the value may be.
+    for (const std::string& name : required)
+      if (!props.contains(name)) properties.push_back({name, additional_value(s, path, depth), true});
 
     const Expr ws = json_whitespace();
     if (properties.empty()) return additional_properties(s, path, depth);
@@ -234,11 +252,21 @@ class Compiler {
     const auto a = s.find("additionalProperties");
     const Expr ws = json_whitespace();
     if (a != s.end() && a->is_boolean() && !a->get<bool>()) return seq({literal("{"), ws, literal("}")});
-    const Expr value_expr = a == s.end() ? rule_ref(any().value)
-                                         : rule_ref(builder_.add_rule(value(*a, join(path, "additionalProperties"), depth + 1)));
+    const Expr value_expr = additional_value(s, path, depth);
     const Expr member = rule_ref(
         builder_.add_rule(seq({rule_ref(any().string), ws, literal(":"), ws, value_expr, ws})));
     return seq({literal("{"), ws, optional(seq({member, star(seq({literal(","), ws, member}))})), literal("}")});
+  }
+
+  // The value of a member the properties do not describe: any (additionalProperties absent or
+  // true) or additionalProperties' schema (false: none, refused).
+  Expr additional_value(const Json& s, const std::string& path, int depth) {
+    const auto a = s.find("additionalProperties");
+    if (a == s.end()) return rule_ref(any().value);
+    if (a->is_boolean() && !a->get<bool>())
+      throw SchemaError(join(path, "required"), "a required property is neither in 'properties' nor allowed by "
+                                                "'additionalProperties': false");
+    return rule_ref(builder_.add_rule(value(*a, join(path, "additionalProperties"), depth + 1)));
   }
 
   Expr array(const Json& s, const std::string& path, int depth) {
@@ -247,6 +275,10 @@ class Compiler {
     const Expr ws = json_whitespace();
     if (max == 0) return seq({literal("["), ws, literal("]")});
     const auto items = s.find("items");
+    if (items != s.end() && items->is_boolean() && !items->get<bool>()) {  // no item may be: only []
+      if (min > 0) throw SchemaError(join(path, "items"), "'items': false leaves no room for 'minItems'");
+      return seq({literal("["), ws, literal("]")});
+    }
     const Expr item_value = items == s.end() ? rule_ref(any().value) : value(*items, join(path, "items"), depth + 1);
     const Expr item = rule_ref(builder_.add_rule(seq({item_value, ws})));
     Expr body = seq({item, repeat(seq({literal(","), ws, item}), std::max(0, min - 1),
@@ -309,6 +341,9 @@ class Compiler {
   static Expr integer(const Json& s, const std::string& path) {
     const auto [lo, hi] = integer_bounds(bounds(s, path));
     if (lo && hi && *lo > *hi) throw SchemaError(path, "no integer lies between the schema's minimum and maximum");
+    const int64_t largest = 9'999'999'999'999'999;  // 16 digits: what the grammar writes
+    if ((lo && *lo > largest) || (hi && *hi < -largest))
+      throw SchemaError(path, "integer bounds beyond 16 digits are not supported");
     return json_integer(lo, hi);
   }
 
@@ -318,7 +353,7 @@ class Compiler {
   static Expr number(const Json& s, const std::string& path) {
     const Bounds b = bounds(s, path);
     if (!b.lo && !b.hi) return json_number();
-    const double kFar = 1e15;
+    const double kFar = 9'999'999'999'999'998;  // within the 16 digits the grammar writes
     const auto [lo, hi] = integer_bounds(b);
     const int64_t int_lo = lo.value_or(static_cast<int64_t>(-kFar)), int_hi = hi.value_or(static_cast<int64_t>(kFar));
     const auto fraction = seq({literal("."), repeat(bytes(ByteSet::range('0', '9')), 1, kMaxFractionDigits)});
@@ -358,7 +393,11 @@ class Compiler {
 Grammar compile_json_schema(const nlohmann::ordered_json& schema) {
   GrammarBuilder builder;
   const uint32_t root = Compiler(schema, builder).compile();
-  return builder.build(root);
+  Grammar g = builder.build(root);
+  if (g.matches_nothing())
+    throw SchemaError("", "no JSON this server can write satisfies the schema (it refers only to itself, or its "
+                          "bounds leave nothing)");
+  return g;
 }
 
 uint32_t add_json_schema_rule(GrammarBuilder& builder, const nlohmann::ordered_json& schema) {

@@ -76,7 +76,18 @@ Expr json_escape() {
   ByteSet hex = ByteSet::range('0', '9');
   hex.add_range('a', 'f');
   hex.add_range('A', 'F');
-  return seq({literal("\\"), alt({bytes(simple), seq({literal("u"), repeat(bytes(hex), 4, 4)})})});
+  // \uXXXX but no surrogate (D800-DFFF): one escape is one character, as maxLength counts them.
+  ByteSet below_d = ByteSet::range('0', '9');
+  below_d.add_range('a', 'c');
+  below_d.add_range('A', 'C');
+  ByteSet d = ByteSet::of('d');
+  d.add('D');
+  ByteSet e_f = ByteSet::range('e', 'f');
+  e_f.add_range('E', 'F');
+  const Expr three_hex = repeat(bytes(hex), 3, 3);
+  const Expr code = alt({seq({bytes(below_d), three_hex}), seq({bytes(d), bytes(ByteSet::range('0', '7')),
+                         repeat(bytes(hex), 2, 2)}), seq({bytes(e_f), three_hex})});
+  return seq({literal("\\"), alt({bytes(simple), seq({literal("u"), code})})});
 }
 
 Expr json_string_character() {

@@ -21,7 +21,7 @@ Expr json_whitespace();
 // One whole UTF-8 character: `ascii` are the one-byte ones allowed (the caller's set, no
 // control bytes or '"' or '\\' there), then every well-formed multi-byte sequence.
 Expr utf8_characters(const ByteSet& ascii);
-// A JSON escape: \" \\ \/ \b \f \n \r \t or \uXXXX.
+// A JSON escape: \" \\ \/ \b \f \n \r \t or \uXXXX (not a surrogate: one escape, one character).
 Expr json_escape();
 // One character of a JSON string's text, as written in JSON (raw or escaped).
 Expr json_string_character();

@@ -8,10 +8,13 @@
 namespace nanoserve::grammar {
 namespace {
 
-// A set of characters: some ASCII ones, and perhaps every non-ASCII one.
+// A set of characters: some ASCII ones, and perhaps every non-ASCII one. `some_non_ascii`: it
+// holds non-ASCII characters that are not written (\s's U+00A0, U+3000, ...), so that its
+// complement holds no non-ASCII character either.
 struct CharSet {
   ByteSet ascii;
   bool non_ascii = false;
+  bool some_non_ascii = false;
 };
 
 std::string escaped_control(uint8_t c) {
@@ -53,13 +56,13 @@ Expr json_text_of(const CharSet& set) {
   return alt(std::move(parts));
 }
 
-CharSet ascii_range(uint8_t lo, uint8_t hi) { return CharSet{ByteSet::range(lo, hi), false}; }
+CharSet ascii_range(uint8_t lo, uint8_t hi) { return CharSet{ByteSet::range(lo, hi), false, false}; }
 
 CharSet complement(const CharSet& s) {
   CharSet out;
   out.ascii = s.ascii.complement();
   for (unsigned c = 128; c < 256; ++c) out.ascii.remove(static_cast<uint8_t>(c));
-  out.non_ascii = !s.non_ascii;
+  out.non_ascii = !s.non_ascii && !s.some_non_ascii;
   return out;
 }
 
@@ -153,7 +156,7 @@ class Parser {
       case '[': return json_text_of(char_class());
       case '.': {
         ++i_;
-        CharSet any = complement(CharSet{ByteSet::of('\n'), false});
+        CharSet any = complement(CharSet{ByteSet::of('\n'), false, false});
         any.ascii.remove('\r');
         return dot(any);
       }
@@ -205,7 +208,7 @@ class Parser {
     const auto lead = static_cast<uint8_t>(peek());
     if (lead < 0x80) {
       ++i_;
-      return json_text_of(CharSet{ByteSet::of(lead), false});
+      return json_text_of(CharSet{ByteSet::of(lead), false, false});
     }
     const size_t n = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
     if (n == 0 || i_ + n > p_.size()) fail("a malformed UTF-8 character");
@@ -229,6 +232,7 @@ class Parser {
         // ECMAScript's \s holds non-ASCII spaces too; the grammar keeps to the ASCII ones
         // (a subset: what it writes still matches).
         for (char w : std::string(" \t\n\r\f\v")) s.ascii.add(static_cast<uint8_t>(w));
+        s.some_non_ascii = true;
         break;
       default: return false;
     }
@@ -294,7 +298,7 @@ class Parser {
     }
     const size_t at = i_;
     const uint32_t cp = escaped_character();
-    if (cp < 0x80) return json_text_of(CharSet{ByteSet::of(static_cast<uint8_t>(cp)), false});
+    if (cp < 0x80) return json_text_of(CharSet{ByteSet::of(static_cast<uint8_t>(cp)), false, false});
     if (cp >= 0xD800 && cp <= 0xDFFF) {
       i_ = at;
       fail("a surrogate escape");
@@ -322,6 +326,7 @@ class Parser {
           i_ += 2;
           set.ascii.add_all(escaped.ascii);
           set.non_ascii = set.non_ascii || escaped.non_ascii;
+          set.some_non_ascii = set.some_non_ascii || escaped.some_non_ascii;
           continue;
         }
       }

@@ -175,7 +175,11 @@ std::shared_ptr<const grammar::Grammar> forced_tool_call_grammar(const json& too
     const Expr block = seq({literal("<tool_call>\n"), one_call, literal("\n</tool_call>")});
     root = parallel ? seq({block, star(seq({literal("\n"), block}))}) : block;
   }
-  return std::make_shared<const Grammar>(builder.build(builder.add_rule(root)));
+  auto grammar = std::make_shared<const Grammar>(builder.build(builder.add_rule(root)));
+  if (grammar->matches_nothing())
+    throw invalid_request("no call to the functions tool_choice allows can satisfy their parameters",
+                          "tool_choice", "unsupported_schema");
+  return grammar;
 }
 
 json tool_calls_json(const std::vector<ToolCall>& calls) {

@@ -175,6 +175,51 @@ TEST(JsonSchema, WhatItCannotHonourIsRefusedByKeyword) {
   EXPECT_EQ(refused_keyword(deep.c_str()).substr(0, 5), "items");
 }
 
+// What a fuzzing pass found: keywords beside enum, undescribed required names, bounds the grammar
+// cannot write, characters that one escape or one class must not let through.
+TEST(JsonSchema, EnumValuesMustAlsoSatisfyTheOtherKeywords) {
+  const auto g = schema_grammar(R"({"type":"string","enum":["ab","toolong"],"maxLength":3})");
+  EXPECT_TRUE(matches(g, R"("ab")"));
+  EXPECT_FALSE(matches(g, R"("toolong")"));
+  const auto bounded = schema_grammar(R"({"type":"integer","enum":[1,50],"maximum":10})");
+  EXPECT_TRUE(matches(bounded, "1"));
+  EXPECT_FALSE(matches(bounded, "50"));
+  const auto object = schema_grammar(
+      R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"enum":[{"a":1},{"b":2}]})");
+  EXPECT_TRUE(matches(object, R"({"a":1})"));
+  EXPECT_FALSE(matches(object, R"({"b":2})"));
+  EXPECT_EQ(refused_keyword(R"({"type":"string","enum":["cat","dog"],"pattern":"^x"})"), "enum");
+}
+
+TEST(JsonSchema, RequiredNamesNotDescribedFollowAdditionalProperties) {
+  const auto g = schema_grammar(R"({"type":"object","properties":{"x":{"type":"boolean"}},"required":["x","y"],
+                                    "additionalProperties":{"type":"boolean"}})");
+  EXPECT_TRUE(matches(g, R"({"x":true,"y":false})"));
+  EXPECT_FALSE(matches(g, R"({"x":true,"y":8})"));
+  EXPECT_EQ(refused_keyword(R"({"properties":{"x":{}},"required":["y"],"additionalProperties":false})"), "required");
+}
+
+TEST(JsonSchema, SchemasNothingCanSatisfyAreRefused) {
+  EXPECT_EQ(refused_keyword(R"({"$ref":"#"})"), "");
+  EXPECT_EQ(refused_keyword(R"({"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"})"), "");
+  EXPECT_EQ(refused_keyword(R"({"type":"integer","minimum":1e16})"), "");
+  EXPECT_EQ(refused_keyword(R"({"type":"integer","maximum":-1e16})"), "");
+  EXPECT_TRUE(matches(schema_grammar(R"({"type":"number","minimum":2e15})"), "2000000000000001.5"));
+  const auto empty_array = schema_grammar(R"({"type":"array","items":false})");
+  EXPECT_TRUE(matches(empty_array, "[]"));
+  EXPECT_FALSE(matches(empty_array, "[1]"));
+}
+
+TEST(JsonSchema, OneEscapeIsOneCharacterAndNotSpaceIsNoSpaceAtAll) {
+  const auto two = schema_grammar(R"({"type":"string","minLength":2,"maxLength":2})");
+  EXPECT_TRUE(matches(two, R"("\u00e9\u4e2d")"));
+  EXPECT_FALSE(matches(two, R"("\ud83d\ude00")"));  // a surrogate pair: one character, not two
+  const auto not_space = schema_grammar(R"({"type":"string","pattern":"^\\S{3}$"})");
+  EXPECT_TRUE(matches(not_space, R"("abc")"));
+  EXPECT_FALSE(matches(not_space, "\"\xC2\xA0" "ab\""));  // U+00A0 is a space to ECMAScript's \s
+  EXPECT_FALSE(matches(schema_grammar(R"({"type":"string","pattern":"^[^\\s]$"})"), "\"\xE3\x80\x80\""));
+}
+
 TEST(JsonSchema, AnyJsonObject) {
   const auto g = std::make_shared<const Grammar>(any_json_object_grammar());
   EXPECT_TRUE(matches(g, R"({"a": [1, 2.5, "x", {"b": null}], "c": true})"));
