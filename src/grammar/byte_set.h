@@ -32,7 +32,6 @@ class ByteSet {
     return s;
   }
   bool operator==(const ByteSet&) const = default;
-  uint64_t word(int i) const { return bits_[i]; }  // bytes 64i .. 64i+63, one bit each
 
  private:
   std::array<uint64_t, 4> bits_{};

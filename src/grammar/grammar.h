@@ -35,7 +35,6 @@ class Grammar {
     return {alternatives_.data() + rule_starts_[rule], alternatives_.data() + rule_starts_[rule + 1]};
   }
   uint32_t root() const { return root_; }
-  size_t n_elements() const { return elements_.size(); }
   // No text at all is a sentence of the grammar (a schema that nothing can satisfy, a rule
   // that only refers to itself).
   bool matches_nothing() const;

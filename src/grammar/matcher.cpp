@@ -17,6 +17,10 @@ struct ByteMasks {
 };
 const ByteMasks kByteMasks;
 
+void allow(std::vector<uint64_t>& bits, int32_t token) {
+  bits[static_cast<size_t>(token) >> 6] |= uint64_t{1} << (token & 63);
+}
+
 }  // namespace
 
 Matcher::Matcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const Vocabulary> vocabulary)
@@ -27,7 +31,7 @@ void Matcher::compute(Automaton::State state, std::vector<uint64_t>& bits) {
   ++masks_computed_;
   bits.assign((vocabulary_->n_tokens() + 63) / 64, 0);
   if (automaton_.accepts(state))
-    for (int32_t token : vocabulary_->end_tokens()) bits[static_cast<size_t>(token) >> 6] |= uint64_t{1} << (token & 63);
+    for (int32_t token : vocabulary_->end_tokens()) allow(bits, token);
   if (!automaton_.continues(state)) return;
   const std::optional<int> run = plain_run(state);
   if (!run) {
@@ -65,8 +69,7 @@ void Matcher::walk(const TokenTrie& trie, Automaton::State state, std::vector<ui
       i = n.subtree_end;
       continue;
     }
-    for (uint32_t t = n.tokens_begin; t < n.tokens_end; ++t)
-      bits[static_cast<size_t>(tokens[t]) >> 6] |= uint64_t{1} << (tokens[t] & 63);
+    for (uint32_t t = n.tokens_begin; t < n.tokens_end; ++t) allow(bits, tokens[t]);
     walk_[n.depth] = s;
     i = automaton_.continues(s) ? i + 1 : n.subtree_end;
   }

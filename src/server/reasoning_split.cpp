@@ -16,8 +16,7 @@ ReasoningSplit::Pieces ReasoningSplit::push(std::string_view text) {
     switch (state_) {
       case State::Start: {
         // Whitespace, then "<think>" or anything else.
-        size_t start = 0;
-        while (start < held_.size() && is_space(held_[start])) ++start;
+        const size_t start = leading_spaces(held_);
         const std::string_view rest = std::string_view(held_).substr(start);
         if (rest.starts_with(kOpen)) {
           held_.erase(0, start + kOpen.size());
@@ -42,9 +41,7 @@ ReasoningSplit::Pieces ReasoningSplit::push(std::string_view text) {
         return out;
       }
       case State::AfterReasoning: {
-        size_t start = 0;
-        while (start < held_.size() && is_space(held_[start])) ++start;
-        held_.erase(0, start);
+        held_.erase(0, leading_spaces(held_));
         if (held_.empty()) return out;
         state_ = State::Content;
         continue;

@@ -7,7 +7,12 @@
 
 namespace nanoserve::server {
 
-inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+// How many whitespace bytes (space, tab, CR, LF) `text` starts with.
+inline size_t leading_spaces(std::string_view text) {
+  size_t n = 0;
+  while (n < text.size() && (text[n] == ' ' || text[n] == '\n' || text[n] == '\r' || text[n] == '\t')) ++n;
+  return n;
+}
 
 // The length of the longest end of `text` that begins `tag`: a tag the next piece may finish.
 inline size_t partial_tag_at_end(std::string_view text, std::string_view tag) {

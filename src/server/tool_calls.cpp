@@ -60,9 +60,7 @@ ToolCallReader::Pieces ToolCallReader::push(std::string_view text) {
   for (;;) {
     switch (state_) {
       case State::Start: {
-        size_t start = 0;
-        while (start < held_.size() && is_space(held_[start])) ++start;
-        held_.erase(0, start);
+        held_.erase(0, leading_spaces(held_));
         if (held_.empty()) return out;
         if (syntax_ == ToolSyntax::Llama3) {
           if (held_.starts_with('{') || held_.starts_with(kPythonTag)) {
