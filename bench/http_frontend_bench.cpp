@@ -101,7 +101,9 @@ class NanoservePeer : public Peer {
              },
          .on_event_loop = false},
     };
-    ServerHooks hooks{.check_head = {}, .error_response = [text](int, const std::string& m) { return text(m); },
+    ServerHooks hooks{.check_head = {}, .error_response = [text](const std::string&, int, const std::string& m) {
+                        return text(m);
+                      },
                       .answered = {}};
     server_ = std::make_unique<Server>(ServerConfig{.host = "127.0.0.1", .port = 0, .workers = kHttplibThreads,
                                                     .limits = {}},

@@ -6,18 +6,23 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "anthropic/anthropic_api.h"
 #include "cli/commands.h"
 #include "engine/engine_factory.h"
+#include "responses/responses_api.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
 #include "synth/synth.h"
@@ -32,7 +37,28 @@ struct ServeArgs {
   engine::EngineOptions engine;
   double request_timeout_s = 30;  // set into server.connections
   double idle_timeout_s = 60;
+  std::vector<std::string> logit_bias;  // "ID+BIAS" or "ID-BIAS", as llama-server takes them
 };
+
+// --logit-bias values into token -> bias; throws std::invalid_argument naming the one at fault.
+std::map<int32_t, float> parse_logit_bias(const std::vector<std::string>& values) {
+  std::map<int32_t, float> out;
+  for (const std::string& v : values) {
+    const size_t sign = v.find_first_of("+-", 1);
+    int32_t token = -1;
+    float bias = 0;
+    const bool ok = sign != std::string::npos &&
+                    std::from_chars(v.data(), v.data() + sign, token).ptr == v.data() + sign && token >= 0 &&
+                    std::from_chars(v.data() + sign + (v[sign] == '+'), v.data() + v.size(), bias).ptr ==
+                        v.data() + v.size() &&
+                    bias >= -100 && bias <= 100;
+    if (!ok)
+      throw std::invalid_argument(fmt::format("--logit-bias {}: expected TOKEN+BIAS or TOKEN-BIAS (a token id, a "
+                                              "bias from -100 to 100), e.g. 151645+5", v));
+    out[token] = bias;
+  }
+  return out;
+}
 
 std::chrono::milliseconds milliseconds_of(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -92,6 +118,7 @@ std::string demo_model() {
 
 void serve(ServeArgs a) {
   engine::check_engine_options(a.engine);  // before binding: bad flags never open a port
+  parse_logit_bias(a.logit_bias);
   // Generating and queued requests each hold a worker thread; a few more keep /v1/models
   // and /metrics answering, and let a full queue be told 429. (Connections that have not
   // sent a whole request hold none; /health is answered without one.)
@@ -109,12 +136,14 @@ void serve(ServeArgs a) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  server::HttpServer http(a.server);
+  // OpenAI's API is the server's own; the others are translations onto the same path.
+  server::HttpServer http(a.server, {anthropic::anthropic_api(), responses::responses_api()});
   const int port = http.start();
   fmt::print(stderr, "nanoserve: listening on http://{}:{}\n", a.server.host, port);
   if (a.engine.model_path.empty()) a.engine.model_path = demo_model();
   const auto start = std::chrono::steady_clock::now();
-  auto model = std::make_shared<const server::ServedModel>(engine::make_engine(a.engine));
+  auto model =
+      std::make_shared<const server::ServedModel>(engine::make_engine(a.engine), parse_logit_bias(a.logit_bias));
   fmt::print(stderr, "nanoserve: {} engine serving \"{}\" (context {} tokens), loaded in {:.1f} s: ready\n",
              a.engine.kind, model->name(), model->engine().context_size(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -196,6 +225,9 @@ void add_serve_command(CLI::App& app) {
       ->envname("NANOSERVE_MAX_QUEUE")->capture_default_str();
   cmd->add_option("--max-tokens", s.limits.max_tokens, "Most tokens one request may generate")
       ->envname("NANOSERVE_MAX_TOKENS")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--logit-bias", a->logit_bias,
+                  "Added to every request's logit bias, e.g. 151645+5 (token 151645's logit +5); repeatable")
+      ->envname("NANOSERVE_LOGIT_BIAS");
   cmd->add_option("--mock-token-delay-us", e.mock_token_delay_us, "Mock engine: time per token")
       ->envname("NANOSERVE_MOCK_TOKEN_DELAY_US")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->callback([a] { serve(*a); });

@@ -109,6 +109,7 @@ struct Event {
   std::vector<int32_t> tokens;      // Text: the token ids the piece came from
   std::vector<TokenLogprobs> logprobs;  // Text: one per text token of `tokens`, when the request asked
   FinishReason finish = FinishReason::Stop;  // Done
+  std::string stop;                 // Done: the stop string that ended it (empty: none did)
   RequestStats stats;               // Done
   std::string error;                // Error: what went wrong (the server answers 500)
 };

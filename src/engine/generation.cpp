@@ -19,10 +19,11 @@ Event text_event(std::string text, std::vector<int32_t> tokens, std::vector<Toke
   return e;
 }
 
-Event done_event(FinishReason reason, const RequestStats& stats) {
+Event done_event(FinishReason reason, const RequestStats& stats, std::string stop = {}) {
   Event e;
   e.kind = Event::Kind::Done;
   e.finish = reason;
+  e.stop = std::move(stop);
   e.stats = stats;
   return e;
 }
@@ -133,7 +134,7 @@ std::optional<int32_t> Generation::emit(int32_t token) {
   else if (!out.text.empty())
     stream_->push(text_event(std::move(out.text), {}));
   if (out.finish) {
-    end_with(done_event(*out.finish, stats()));
+    end_with(done_event(*out.finish, stats(), std::move(out.stop)));
     return std::nullopt;
   }
   if (static_cast<int64_t>(request_.prompt.size()) + output_.completion_tokens() > context_size_) {

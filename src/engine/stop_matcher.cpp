@@ -9,20 +9,27 @@ StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stop
 }
 
 StopMatcher::Result StopMatcher::push(std::string_view piece) {
-  if (stopped_) return {{}, true};
+  if (stopped_) return {{}, true, {}};
   held_ += piece;
   // held_ holds no whole stop string before this piece, so the earliest match in it is the
   // first one in the whole text.
   size_t first = std::string::npos;
-  for (const std::string& stop : stops_) first = std::min(first, held_.find(stop));
-  if (first != std::string::npos) {
+  const std::string* matched = nullptr;
+  for (const std::string& stop : stops_) {
+    const size_t at = held_.find(stop);
+    if (at < first) {
+      first = at;
+      matched = &stop;
+    }
+  }
+  if (matched) {
     stopped_ = true;
-    Result result{held_.substr(0, first), true};
+    Result result{held_.substr(0, first), true, *matched};
     held_.clear();
     return result;
   }
   const size_t keep = possible_stop_start();
-  Result result{held_.substr(0, held_.size() - keep), false};
+  Result result{held_.substr(0, held_.size() - keep), false, {}};
   held_.erase(0, held_.size() - keep);
   return result;
 }

@@ -18,6 +18,7 @@ class StopMatcher {
   struct Result {
     std::string text;      // safe to emit now
     bool stopped = false;  // a stop string matched: `text` is the last text there will be
+    std::string stop;      // stopped: the stop string that matched
   };
   // Adds the next piece of text. After a stop, further pieces release nothing (and say stopped).
   Result push(std::string_view piece);

@@ -15,11 +15,11 @@ TextOutput::TextOutput(const tokenizer::Tokenizer& tokenizer, const GenerationRe
 
 TextOutput::Step TextOutput::push(int32_t token) {
   ++completion_tokens_;
-  if (!ignore_eos_ && is_end_of_generation(tokenizer_, token)) return {drain(), false, FinishReason::Stop};
+  if (!ignore_eos_ && is_end_of_generation(tokenizer_, token)) return {drain(), false, FinishReason::Stop, {}};
   StopMatcher::Result out = stops_.push(decoder_.push(token));
-  if (out.stopped) return {std::move(out.text), true, FinishReason::Stop};
-  if (completion_tokens_ >= max_tokens_) return {out.text + drain(), true, FinishReason::Length};
-  return {std::move(out.text), true, std::nullopt};
+  if (out.stopped) return {std::move(out.text), true, FinishReason::Stop, std::move(out.stop)};
+  if (completion_tokens_ >= max_tokens_) return {out.text + drain(), true, FinishReason::Length, {}};
+  return {std::move(out.text), true, std::nullopt, {}};
 }
 
 std::string TextOutput::drain() {

@@ -27,6 +27,7 @@ class TextOutput {
     std::string text;                    // released by this token (often empty while held back)
     bool token_is_text = true;           // false for an end-of-generation token
     std::optional<FinishReason> finish;  // set when generation ends with this token
+    std::string stop;                    // a stop string ended it: that string
   };
   // The next sampled token. Throws std::out_of_range for an id outside the vocabulary.
   Step push(int32_t token);

@@ -366,11 +366,11 @@ class Server::Loop {
   // The answer to a request no handler takes: no such route or method, or a connection past
   // the caps asking for more than the loop answers itself.
   Response refusal(const Request& request, const Route* route, bool path_known) const {
-    if (route) return hooks_.error_response(503, "too many connections: close some and retry");
+    if (route) return hooks_.error_response(request.path, 503, "too many connections: close some and retry");
     if (path_known)
-      return hooks_.error_response(405, fmt::format("{} {}: this route takes another method", request.method,
-                                                    request.path));
-    return hooks_.error_response(404, fmt::format("{} {}: unknown route", request.method, request.path));
+      return hooks_.error_response(
+          request.path, 405, fmt::format("{} {}: this route takes another method", request.method, request.path));
+    return hooks_.error_response(request.path, 404, fmt::format("{} {}: unknown route", request.method, request.path));
   }
 
   void dispatch(std::unordered_map<uint64_t, Connection>::iterator it, Request request) {
@@ -401,9 +401,11 @@ class Server::Loop {
       try {
         route->handler(request, writer);
       } catch (const std::exception& e) {
-        if (!writer.started()) writer.send(hooks_.error_response(500, fmt::format("internal error: {}", e.what())));
+        if (!writer.started())
+          writer.send(hooks_.error_response(request.path, 500, fmt::format("internal error: {}", e.what())));
       }
-      if (!writer.started()) writer.send(hooks_.error_response(500, "internal error: the route gave no answer"));
+      if (!writer.started())
+        writer.send(hooks_.error_response(request.path, 500, "internal error: the route gave no answer"));
       writer.finish();
       answered(request, writer.status());
     };
@@ -434,7 +436,7 @@ class Server::Loop {
   void answer_error_and_close(std::unordered_map<uint64_t, Connection>::iterator it, int status,
                               const std::string& message) {
     Connection& c = it->second;
-    send_now(c, whole_response(hooks_.error_response(status, message), false));
+    send_now(c, whole_response(hooks_.error_response(c.parser.request().path, status, message), false));
     // What the log line shows of a request that did not parse: as much as did (not its body).
     const Request& parsed = c.parser.request();
     Request request{.method = parsed.method, .target = parsed.target, .path = parsed.path,

@@ -49,8 +49,9 @@ struct ServerHooks {
   // the connection (the body is never read). Runs on the event loop.
   std::function<std::optional<Response>(const Request& head)> check_head;
   // The answer to an error found by the HTTP layer itself: a malformed request, a limit, an
-  // unknown route, a full server.
-  std::function<Response(int status, const std::string& message)> error_response;
+  // unknown route, a full server. `path` is the request's (empty when its head did not parse),
+  // so that each API can answer in its own error format.
+  std::function<Response(const std::string& path, int status, const std::string& message)> error_response;
   // After every answer, on the thread that made it.
   std::function<void(const Request&, int status)> answered;
 };

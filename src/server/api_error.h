@@ -22,6 +22,10 @@ struct ApiError : std::runtime_error {
 // 400 invalid_request_error naming the field at fault.
 ApiError invalid_request(std::string message, std::string param = "", std::string code = "");
 
+// OpenAI's error body (above).
 nlohmann::ordered_json error_body(const ApiError& error);
+
+// How an API writes an error's body: each API has its own shape (error_body is OpenAI's).
+using ErrorBody = nlohmann::ordered_json (*)(const ApiError&);
 
 }  // namespace nanoserve::server

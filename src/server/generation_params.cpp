@@ -16,28 +16,6 @@ namespace {
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-std::vector<std::string> parse_stop(const FieldReader& fields, const ServerLimits& limits) {
-  const nlohmann::ordered_json* stop = fields.find("stop");
-  if (!stop) return {};
-  if (!stop->is_string() && !stop->is_array())
-    throw invalid_request("'stop' must be a string or an array of strings", "stop", "invalid_type");
-  const nlohmann::ordered_json list = stop->is_string() ? nlohmann::ordered_json::array({*stop}) : *stop;
-  if (list.size() > limits.max_stop_strings)
-    throw invalid_request(fmt::format("'stop' has {} strings; at most {} are allowed", list.size(),
-                                      limits.max_stop_strings), "stop", "too_many_stop_strings");
-  std::vector<std::string> out;
-  for (const auto& s : list) {
-    if (!s.is_string()) throw invalid_request("'stop' must be a string or an array of strings", "stop", "invalid_type");
-    const auto& text = s.get_ref<const std::string&>();
-    if (text.empty()) throw invalid_request("'stop' strings must not be empty", "stop", "invalid_value");
-    if (text.size() > limits.max_stop_bytes)
-      throw invalid_request(fmt::format("'stop' strings may be at most {} bytes long", limits.max_stop_bytes), "stop",
-                            "stop_string_too_long");
-    out.push_back(text);
-  }
-  return out;
-}
-
 int32_t parse_token_id(const std::string& key) {
   int32_t id = -1;
   const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
@@ -65,11 +43,44 @@ std::map<int32_t, float> parse_logit_bias(const FieldReader& fields, const Serve
 
 }  // namespace
 
-GenerationParams parse_generation_params(const nlohmann::ordered_json& body, const ServerLimits& limits,
-                                         uint64_t random_seed) {
-  const FieldReader fields(body);
-  GenerationParams p;
-  engine::SamplingParams& s = p.sampling;
+std::vector<std::string> read_stop_strings(const FieldReader& fields, const std::string& name,
+                                           const ServerLimits& limits) {
+  const nlohmann::ordered_json* stop = fields.find(name);
+  if (!stop) return {};
+  const std::string param = fields.param(name);
+  const std::string wrong_type = fmt::format("'{}' must be a string or an array of strings", param);
+  if (!stop->is_string() && !stop->is_array()) throw invalid_request(wrong_type, param, "invalid_type");
+  const nlohmann::ordered_json list = stop->is_string() ? nlohmann::ordered_json::array({*stop}) : *stop;
+  if (list.size() > limits.max_stop_strings)
+    throw invalid_request(fmt::format("'{}' has {} strings; at most {} are allowed", param, list.size(),
+                                      limits.max_stop_strings), param, "too_many_stop_strings");
+  std::vector<std::string> out;
+  for (const auto& s : list) {
+    if (!s.is_string()) throw invalid_request(wrong_type, param, "invalid_type");
+    const auto& text = s.get_ref<const std::string&>();
+    if (text.empty())
+      throw invalid_request(fmt::format("'{}' strings must not be empty", param), param, "invalid_value");
+    if (text.size() > limits.max_stop_bytes)
+      throw invalid_request(fmt::format("'{}' strings may be at most {} bytes long", param, limits.max_stop_bytes),
+                            param, "stop_string_too_long");
+    out.push_back(text);
+  }
+  return out;
+}
+
+std::optional<int32_t> read_max_tokens(const FieldReader& fields, const std::string& name, const ServerLimits& limits) {
+  const auto n = fields.integer(name, kInt64Min, kInt64Max);
+  if (!n) return std::nullopt;
+  const std::string param = fields.param(name);
+  if (*n < 1) throw invalid_request(fmt::format("'{}' must be at least 1, got {}", param, *n), param, "out_of_range");
+  if (*n > limits.max_tokens)
+    throw invalid_request(fmt::format("'{}' is {}; this server generates at most {} tokens per request", param, *n,
+                                      limits.max_tokens), param, "out_of_range");
+  return static_cast<int32_t>(*n);
+}
+
+engine::SamplingParams read_sampling(const FieldReader& fields, uint64_t random_seed) {
+  engine::SamplingParams s;
   s.temperature = static_cast<float>(fields.number("temperature", 0, 2).value_or(1.0));
   s.top_p = static_cast<float>(fields.number("top_p", 0, 1).value_or(1.0));
   s.top_k = static_cast<int>(fields.integer("top_k", 0, std::numeric_limits<int>::max()).value_or(0));
@@ -79,25 +90,22 @@ GenerationParams parse_generation_params(const nlohmann::ordered_json& body, con
   s.repeat_penalty = static_cast<float>(fields.number("repeat_penalty", 0.01, 10).value_or(1.0));
   const auto seed = fields.integer("seed", kInt64Min, kInt64Max);
   s.seed = seed ? static_cast<uint64_t>(*seed) : random_seed;
+  return s;
+}
 
-  const int64_t max_tokens_bound = limits.max_tokens;
-  auto read_max_tokens = [&](const std::string& name) -> std::optional<int32_t> {
-    const auto n = fields.integer(name, kInt64Min, kInt64Max);
-    if (!n) return std::nullopt;
-    if (*n < 1) throw invalid_request(fmt::format("'{}' must be at least 1, got {}", name, *n), name, "out_of_range");
-    if (*n > max_tokens_bound)
-      throw invalid_request(fmt::format("'{}' is {}; this server generates at most {} tokens per request", name, *n,
-                                        max_tokens_bound), name, "out_of_range");
-    return static_cast<int32_t>(*n);
-  };
+GenerationParams parse_generation_params(const nlohmann::ordered_json& body, const ServerLimits& limits,
+                                         uint64_t random_seed) {
+  const FieldReader fields(body);
+  GenerationParams p;
+  p.sampling = read_sampling(fields, random_seed);
   // max_completion_tokens is the newer name; it wins when both are given.
-  p.max_tokens = read_max_tokens("max_tokens");
-  if (auto newer = read_max_tokens("max_completion_tokens")) {
+  p.max_tokens = read_max_tokens(fields, "max_tokens", limits);
+  if (auto newer = read_max_tokens(fields, "max_completion_tokens", limits)) {
     p.max_tokens = newer;
     p.max_tokens_param = "max_completion_tokens";
   }
 
-  p.stop = parse_stop(fields, limits);
+  p.stop = read_stop_strings(fields, "stop", limits);
   p.logit_bias = parse_logit_bias(fields, limits);
   p.ignore_eos = fields.boolean("ignore_eos").value_or(false);
   p.cache_prompt = fields.boolean("cache_prompt").value_or(true);

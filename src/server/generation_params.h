@@ -15,6 +15,7 @@
 
 #include "engine/sampler.h"
 #include "grammar/grammar.h"
+#include "server/json_fields.h"
 #include "server/limits.h"
 
 namespace nanoserve::server {
@@ -24,6 +25,9 @@ struct GenerationParams {
   std::map<int32_t, float> logit_bias;  // token ids not yet checked against the vocabulary
   std::optional<int32_t> max_tokens;    // none: as many as the context and the server allow
   std::string max_tokens_param = "max_tokens";  // the field it came from, for errors
+  // max_tokens is only a cap (Anthropic's, Ollama's num_predict): past the room the context
+  // leaves, the reply gets that room rather than a 400.
+  bool max_tokens_is_cap = false;
   std::vector<std::string> stop;
   bool ignore_eos = false;
   bool cache_prompt = true;             // llama-server's field: false skips the prefix cache
@@ -40,5 +44,16 @@ struct GenerationParams {
 // has no seed.
 GenerationParams parse_generation_params(const nlohmann::ordered_json& body, const ServerLimits& limits,
                                          uint64_t random_seed);
+
+// The pieces, for the other APIs to read their own fields with (each throws ApiError 400
+// naming the field):
+// the sampling fields by OpenAI's names (temperature, top_p, top_k, min_p, presence_penalty,
+// frequency_penalty, repeat_penalty, seed), which Anthropic's body and Ollama's options share;
+engine::SamplingParams read_sampling(const FieldReader& fields, uint64_t random_seed);
+// stop strings (one string or an array), within the server's limits;
+std::vector<std::string> read_stop_strings(const FieldReader& fields, const std::string& name,
+                                           const ServerLimits& limits);
+// a token count from 1 to the server's max_tokens.
+std::optional<int32_t> read_max_tokens(const FieldReader& fields, const std::string& name, const ServerLimits& limits);
 
 }  // namespace nanoserve::server

@@ -27,7 +27,8 @@ std::vector<RelayEnd> relay_generations(std::span<engine::Stream* const> streams
   auto client_gone = [&] {
     for (engine::Stream* s : streams) s->cancel();
     metrics.count_cancellation();
-    for (RelayEnd& e : ends) e = RelayEnd{.kind = RelayEnd::Kind::ClientGone, .finish = {}, .stats = {}, .error = {}};
+    for (RelayEnd& e : ends)
+      e = RelayEnd{.kind = RelayEnd::Kind::ClientGone, .finish = {}, .stop = {}, .stats = {}, .error = {}};
     return ends;
   };
   // Each stream waits its share of the interval, so the client is checked as often as with one.
@@ -55,10 +56,12 @@ std::vector<RelayEnd> relay_generations(std::span<engine::Stream* const> streams
         }
         case engine::Event::Kind::Done:
           metrics.count_tokens(event->stats.prompt_tokens, event->stats.completion_tokens);
-          ends[c] = RelayEnd{.kind = RelayEnd::Kind::Done, .finish = event->finish, .stats = event->stats, .error = {}};
+          ends[c] = RelayEnd{.kind = RelayEnd::Kind::Done, .finish = event->finish, .stop = event->stop,
+                             .stats = event->stats, .error = {}};
           break;
         case engine::Event::Kind::Error:
-          ends[c] = RelayEnd{.kind = RelayEnd::Kind::Failed, .finish = {}, .stats = {}, .error = event->error};
+          ends[c] =
+              RelayEnd{.kind = RelayEnd::Kind::Failed, .finish = {}, .stop = {}, .stats = {}, .error = event->error};
           break;
       }
       if (event->kind != engine::Event::Kind::Text) {

@@ -21,6 +21,7 @@ struct RelayEnd {
   enum class Kind { Done, Failed, ClientGone };
   Kind kind = Kind::Done;
   engine::FinishReason finish = engine::FinishReason::Stop;  // Done
+  std::string stop;                                          // Done: the stop string that ended it, if one did
   engine::RequestStats stats;                                // Done
   std::string error;                                         // Failed: the engine's message
 };

@@ -19,7 +19,7 @@ engine::GenerationRequest make_generation_request(std::string id, std::vector<in
                                       "must be left for the reply", n_prompt, model.context_size),
                           prompt_param, "context_length_exceeded");
   const int64_t room = model.context_size - n_prompt;
-  if (params.max_tokens && *params.max_tokens > room)
+  if (params.max_tokens && *params.max_tokens > room && !params.max_tokens_is_cap)
     throw invalid_request(fmt::format("this model's context holds {} tokens; you asked for {} ({} in the prompt, {} "
                                       "for the reply)", model.context_size, n_prompt + *params.max_tokens, n_prompt,
                                       *params.max_tokens),
@@ -34,7 +34,8 @@ engine::GenerationRequest make_generation_request(std::string id, std::vector<in
   r.prompt = std::move(prompt);
   r.sampling = params.sampling;
   r.logit_bias = params.logit_bias;
-  r.max_tokens = params.max_tokens.value_or(static_cast<int32_t>(std::min<int64_t>(room, limits.max_tokens)));
+  const auto most = static_cast<int32_t>(std::min<int64_t>(room, limits.max_tokens));
+  r.max_tokens = params.max_tokens ? std::min(*params.max_tokens, most) : most;
   r.stop = params.stop;
   r.ignore_eos = params.ignore_eos;
   r.cache_prompt = params.cache_prompt;

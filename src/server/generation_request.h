@@ -18,9 +18,9 @@ struct ModelBounds {
 };
 
 // Throws ApiError (400): an empty prompt or one that fills the context (param
-// `prompt_param`), max_tokens beyond the room left (param max_tokens), a logit_bias id
-// outside the vocabulary. Without max_tokens the request may fill the context, up to the
-// server's limit.
+// `prompt_param`), max_tokens beyond the room left (param max_tokens; unless it is only a
+// cap), a logit_bias id outside the vocabulary. Without max_tokens the request may fill the
+// context, up to the server's limit.
 engine::GenerationRequest make_generation_request(std::string id, std::vector<int32_t> prompt,
                                                   const GenerationParams& params, const ModelBounds& model,
                                                   const ServerLimits& limits, const std::string& prompt_param);

@@ -25,39 +25,6 @@ struct AnswerOptions {
   ChatReaders readers;  // each choice reads with its own copy
 };
 
-// What a piece of output gives the answer once its readers have read it.
-struct AnswerPieces {
-  std::string reasoning, content;
-  std::vector<ToolCall> calls;
-};
-
-// The reasoning split first (a thought may precede a call), then the tool calls out of the rest.
-AnswerPieces read_piece(ChatReaders& readers, std::string_view text, bool last) {
-  AnswerPieces out;
-  out.content = text;
-  if (readers.reasoning) {
-    ReasoningSplit::Pieces split = readers.reasoning->push(text);
-    if (last) {
-      ReasoningSplit::Pieces rest = readers.reasoning->finish();
-      split.reasoning += rest.reasoning;
-      split.content += rest.content;
-    }
-    out.reasoning = std::move(split.reasoning);
-    out.content = std::move(split.content);
-  }
-  if (readers.tool_calls) {
-    ToolCallReader::Pieces read = readers.tool_calls->push(out.content);
-    if (last) {
-      ToolCallReader::Pieces rest = readers.tool_calls->finish();
-      read.content += rest.content;
-      for (ToolCall& c : rest.calls) read.calls.push_back(std::move(c));
-    }
-    out.content = std::move(read.content);
-    out.calls = std::move(read.calls);
-  }
-  return out;
-}
-
 // The usage of all choices: the prompt once, every choice's completion.
 nlohmann::ordered_json total_usage(const std::vector<RelayEnd>& ends) {
   engine::RequestStats total = ends.at(0).stats;

@@ -12,8 +12,7 @@
 #include "engine/engine.h"
 #include "http/response_writer.h"
 #include "server/generation_params.h"
-#include "server/reasoning_split.h"
-#include "server/tool_calls.h"
+#include "server/chat_readers.h"
 #include "server/response_json.h"
 #include "server/server_state.h"
 
@@ -29,12 +28,6 @@ struct ResponseShape {
   nlohmann::ordered_json (*finish_chunk)(const ResponseHeader&, engine::FinishReason);
   // A choice's logprobs object for these tokens, the first `text_offset` characters into the text.
   nlohmann::ordered_json (*logprobs)(std::span<const engine::TokenLogprobs>, size_t text_offset);
-};
-
-// What a chat answer reads out of the output: a thinking model's reasoning, tool calls.
-struct ChatReaders {
-  std::optional<ReasoningSplit> reasoning;
-  std::optional<ToolCallReader> tool_calls;
 };
 
 // Submits `request` (engine::QueueFull and std::invalid_argument propagate, before anything

@@ -1,5 +1,6 @@
 #include <utility>
 
+#include "server/chat_generation.h"
 #include "server/chat_request.h"
 #include "server/completion_request.h"
 #include "server/generation_request.h"
@@ -40,25 +41,11 @@ void chat_completions(const http::Request& req, http::ResponseWriter& res, Serve
   auto model = state.loaded_model();
   const auto body = parse_json_body(req.body, state.limits().max_json_depth);
   const ChatRequest chat = parse_chat_request(body, state.limits(), random_seed());
-  auto prompt = chat_prompt_tokens(model->chat_template(), model->engine().tokenizer(), chat);
-  std::optional<ReasoningSplit> reasoning;
-  if (model->thinks() && !chat.reasoning_inline) reasoning.emplace(model->opens_thinking(prompt));
-  std::optional<ToolCallReader> tool_calls;
-  if (!chat.tools.is_null()) tool_calls.emplace(model->tool_syntax(), chat.parallel_tool_calls);
-  std::shared_ptr<const grammar::Grammar> grammar = chat.params.grammar;
-  if (chat.tool_choice.kind == ToolChoice::Kind::Required || chat.tool_choice.kind == ToolChoice::Kind::Function) {
-    if (grammar)
-      throw invalid_request("a 'tool_choice' that forces a call cannot be combined with 'response_format'",
-                            "tool_choice", "unsupported_combination");
-    grammar = forced_tool_call_grammar(chat.tools, chat.tool_choice, model->tool_syntax(), chat.parallel_tool_calls);
-  }
   std::string id = random_request_id("chatcmpl-");
   this_thread_request_log().id = id;
-  auto request =
-      make_generation_request(std::move(id), std::move(prompt), chat.params, model->bounds(), state.limits(), "messages");
-  model->hold_to_grammar(request, std::move(grammar));
-  respond_with_generation(res, state, std::move(model), std::move(request), chat.params, kChatShape,
-                          {.reasoning = std::move(reasoning), .tool_calls = std::move(tool_calls)});
+  ChatGeneration generation = prepare_chat_generation(*model, chat, std::move(id), state.limits());
+  respond_with_generation(res, state, std::move(model), std::move(generation.request), chat.params, kChatShape,
+                          std::move(generation.readers));
 }
 
 void completions(const http::Request& req, http::ResponseWriter& res, ServerState& state) {
@@ -71,6 +58,7 @@ void completions(const http::Request& req, http::ResponseWriter& res, ServerStat
   auto request = make_generation_request(std::move(id), std::move(prompt), completion.params, model->bounds(),
                                          state.limits(), "prompt");
   model->hold_to_grammar(request, completion.params.grammar);
+  model->add_server_bias(request);
   respond_with_generation(res, state, std::move(model), std::move(request), completion.params, kCompletionShape);
 }
 

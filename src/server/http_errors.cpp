@@ -10,15 +10,15 @@
 
 namespace nanoserve::server {
 
-http::Response error_response(const ApiError& error) {
+http::Response error_response(const ApiError& error, ErrorBody body) {
   return http::Response{.status = error.status, .content_type = "application/json", .headers = {},
-                        .body = json_text(error_body(error))};
+                        .body = json_text(body(error))};
 }
 
-http::Handler with_api_errors(http::Handler handler) {
-  return [handler = std::move(handler)](const http::Request& req, http::ResponseWriter& res) {
-    auto answer = [&res](const ApiError& error) {
-      if (!res.started()) res.send(error_response(error));
+http::Handler with_api_errors(http::Handler handler, ErrorBody body) {
+  return [handler = std::move(handler), body](const http::Request& req, http::ResponseWriter& res) {
+    auto answer = [&res, body](const ApiError& error) {
+      if (!res.started()) res.send(error_response(error, body));
     };
     try {
       handler(req, res);
@@ -34,7 +34,7 @@ http::Handler with_api_errors(http::Handler handler) {
   };
 }
 
-http::Response http_layer_error(int status, const std::string& message) {
+ApiError http_layer_error(int status, const std::string& message) {
   auto code = [status]() -> std::string {
     switch (status) {
       case 404: return "unknown_url";
@@ -49,7 +49,7 @@ http::Response http_layer_error(int status, const std::string& message) {
     }
   };
   const std::string type = status >= 500 && status != 503 ? "server_error" : "invalid_request_error";
-  return error_response(ApiError(status, message, type, "", code()));
+  return ApiError(status, message, type, "", code());
 }
 
 }  // namespace nanoserve::server

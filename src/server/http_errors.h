@@ -1,4 +1,5 @@
-// Error responses: ApiError and the engine's refusals become OpenAI-shaped JSON bodies.
+// Error responses: ApiError and the engine's refusals become JSON bodies in the API's own
+// shape (OpenAI's unless another is given).
 #pragma once
 
 #include <string>
@@ -9,14 +10,14 @@
 
 namespace nanoserve::server {
 
-http::Response error_response(const ApiError& error);
+http::Response error_response(const ApiError& error, ErrorBody body = error_body);
 
 // Runs `handler`, answering what it throws: ApiError as itself, engine::QueueFull 429,
 // std::invalid_argument (a request the engine refused) 400, anything else 500.
-http::Handler with_api_errors(http::Handler handler);
+http::Handler with_api_errors(http::Handler handler, ErrorBody body = error_body);
 
-// For errors the HTTP layer finds itself (malformed framing, a limit, an unknown route, too
-// many connections): the same JSON error shape, with a code a program can test.
-http::Response http_layer_error(int status, const std::string& message);
+// An error the HTTP layer finds itself (malformed framing, a limit, an unknown route, too
+// many connections), with a code a program can test.
+ApiError http_layer_error(int status, const std::string& message);
 
 }  // namespace nanoserve::server

@@ -17,11 +17,12 @@ namespace {
 
 // Every route but /health needs the key when one is set (health checks stay open). Checked
 // on the request's head, before its body is read.
-std::optional<http::Response> check_api_key(const http::Request& head, const std::string& key) {
-  if (key.empty() || head.path == "/health" || bearer_token_matches(head.header("authorization"), key))
+std::optional<http::Response> check_api_key(const http::Request& head, const std::string& key, ErrorBody body) {
+  if (key.empty() || head.path == "/health" || bearer_token_matches(head.header("authorization"), key) ||
+      api_key_matches(head.header("x-api-key"), key))
     return std::nullopt;
-  return error_response(ApiError(401, "missing or incorrect API key: send the header 'Authorization: Bearer <key>'",
-                                 "invalid_request_error", "", "invalid_api_key"));
+  return error_response(ApiError(401, "missing or incorrect API key: send the header 'Authorization: Bearer <key>' "
+                                 "or 'x-api-key: <key>'", "invalid_request_error", "", "invalid_api_key"), body);
 }
 
 // Each route starts its thread's log record with the request's arrival.
@@ -43,14 +44,23 @@ http::ServerConfig http_config(const ServerOptions& options) {
 
 }  // namespace
 
-HttpServer::HttpServer(ServerOptions options)
-    : options_(std::move(options)), state_(std::make_unique<ServerState>(options_.limits, options_.api_key)) {
+HttpServer::HttpServer(ServerOptions options, std::vector<ApiFamily> families)
+    : options_(std::move(options)), families_(std::move(families)),
+      state_(std::make_unique<ServerState>(options_.limits, options_.api_key)) {
   ServerState& state = *state_;
   std::vector<http::Route> routes = generation_routes(state);
   for (http::Route& r : info_routes(state)) routes.push_back(std::move(r));
+  for (const ApiFamily& family : families_)
+    for (http::Route& r : family.routes(state)) routes.push_back(std::move(r));
   http::ServerHooks hooks{
-      .check_head = [&state](const http::Request& head) { return check_api_key(head, state.api_key()); },
-      .error_response = http_layer_error,
+      .check_head =
+          [this, &state](const http::Request& head) {
+            return check_api_key(head, state.api_key(), error_body_for(families_, head.path));
+          },
+      .error_response =
+          [this](const std::string& path, int status, const std::string& message) {
+            return error_response(http_layer_error(status, message), error_body_for(families_, path));
+          },
       .answered =
           [&state](const http::Request& req, int status) {
             state.metrics().count_response(status);

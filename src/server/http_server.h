@@ -4,8 +4,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "http/server.h"
+#include "server/api_family.h"
 #include "server/limits.h"
 #include "server/served_model.h"
 
@@ -17,6 +19,7 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;          // 0: any free port (bind() says which)
   std::string api_key;      // empty: none; else every route but /health needs `Authorization: Bearer <key>`
+                            // (or `x-api-key: <key>`)
   ServerLimits limits;
   size_t http_threads = 8;  // requests answered at once (a stream holds one for its whole length)
   http::ConnectionLimits connections;  // deadlines and caps; its body limit is limits.max_body_bytes
@@ -24,7 +27,8 @@ struct ServerOptions {
 
 class HttpServer {
  public:
-  explicit HttpServer(ServerOptions options);
+  // OpenAI's API and the operational routes, and the routes of `families` (other APIs).
+  explicit HttpServer(ServerOptions options, std::vector<ApiFamily> families = {});
   ~HttpServer();  // stop()
 
   // Binds and starts serving; returns the port once connections are accepted. Throws
@@ -37,6 +41,7 @@ class HttpServer {
 
  private:
   ServerOptions options_;
+  std::vector<ApiFamily> families_;
   std::unique_ptr<ServerState> state_;
   std::unique_ptr<http::Server> http_;
 };

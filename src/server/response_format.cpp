@@ -27,18 +27,21 @@ std::shared_ptr<const grammar::Grammar> json_schema_grammar(const FieldReader& f
   if (!schema)
     throw invalid_request("'response_format.json_schema.schema' is required", kSchemaParam,
                           "missing_required_parameter");
-  try {
-    return std::make_shared<const grammar::Grammar>(grammar::compile_json_schema(*schema));
-  } catch (const grammar::SchemaError& e) {
-    const std::string param = e.keyword.empty() ? kSchemaParam : fmt::format("{}.{}", kSchemaParam, e.keyword);
-    throw invalid_request(fmt::format("{}: {}", param, e.what()), param, "unsupported_schema");
-  } catch (const grammar::GrammarTooLarge& e) {
-    throw invalid_request(fmt::format("the schema is too large to enforce: {}", e.what()), kSchemaParam,
-                          "schema_too_large");
-  }
+  return schema_grammar(*schema, kSchemaParam);
 }
 
 }  // namespace
+
+std::shared_ptr<const grammar::Grammar> schema_grammar(const nlohmann::ordered_json& schema, const std::string& param) {
+  try {
+    return std::make_shared<const grammar::Grammar>(grammar::compile_json_schema(schema));
+  } catch (const grammar::SchemaError& e) {
+    const std::string at = e.keyword.empty() ? param : fmt::format("{}.{}", param, e.keyword);
+    throw invalid_request(fmt::format("{}: {}", at, e.what()), at, "unsupported_schema");
+  } catch (const grammar::GrammarTooLarge& e) {
+    throw invalid_request(fmt::format("the schema is too large to enforce: {}", e.what()), param, "schema_too_large");
+  }
+}
 
 std::shared_ptr<const grammar::Grammar> parse_response_format(const FieldReader& fields) {
   const nlohmann::ordered_json* format = fields.object("response_format");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "grammar/grammar.h"
 #include "server/json_fields.h"
@@ -14,5 +15,10 @@ namespace nanoserve::server {
 // schema keyword that is not supported is named with its path inside the schema
 // ("response_format.json_schema.schema.properties.age.multipleOf").
 std::shared_ptr<const grammar::Grammar> parse_response_format(const FieldReader& fields);
+
+// The grammar of `schema`, given in the field `param` (for other APIs' schema fields: Anthropic's
+// output_config.format.schema, the Responses API's text.format.schema, Ollama's format). Throws
+// ApiError (400) naming `param` and the keyword's path inside it.
+std::shared_ptr<const grammar::Grammar> schema_grammar(const nlohmann::ordered_json& schema, const std::string& param);
 
 }  // namespace nanoserve::server

@@ -1,6 +1,9 @@
 #include "server/served_model.h"
 
+#include <fmt/format.h>
+
 #include <ctime>
+#include <stdexcept>
 #include <span>
 #include <utility>
 
@@ -10,7 +13,7 @@
 
 namespace nanoserve::server {
 
-ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine)
+ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine, std::map<int32_t, float> logit_bias)
     : engine_(std::move(engine)),
       chat_template_(engine::model_chat_template(engine_->chat_template(), engine_->tokenizer())),
       name_(engine_->model_name()),
@@ -18,7 +21,18 @@ ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine)
       // Built with the model (~0.1 s for 152k tokens), so a schema request's first token does not wait for it.
       grammar_vocabulary_(engine::grammar_vocabulary(engine_->tokenizer())),
       thinks_(engine_->tokenizer().find_token("<think>") && engine_->tokenizer().find_token("</think>")),
-      tool_syntax_(tool_syntax_of(engine_->chat_template())) {}
+      tool_syntax_(tool_syntax_of(engine_->chat_template())),
+      logit_bias_(std::move(logit_bias)) {
+  const auto n_vocab = static_cast<int64_t>(engine_->tokenizer().n_tokens());
+  for (const auto& [token, bias] : logit_bias_)
+    if (token < 0 || token >= n_vocab)
+      throw std::invalid_argument(fmt::format("--logit-bias: token {} is not in the vocabulary (0..{})", token,
+                                              n_vocab - 1));
+}
+
+void ServedModel::add_server_bias(engine::GenerationRequest& request) const {
+  for (const auto& [token, bias] : logit_bias_) request.logit_bias.try_emplace(token, bias);
+}
 
 bool ServedModel::opens_thinking(const std::vector<int32_t>& prompt) const {
   if (!thinks_ || prompt.empty()) return false;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,7 +19,9 @@ namespace nanoserve::server {
 class ServedModel {
  public:
   // The chat template is engine::model_chat_template's: the model's own, else ChatML.
-  explicit ServedModel(std::unique_ptr<engine::Engine> engine);
+  // `logit_bias`: added to every request's own (which wins for the same token), as
+  // llama-server's --logit-bias; throws std::invalid_argument for a token outside the vocabulary.
+  explicit ServedModel(std::unique_ptr<engine::Engine> engine, std::map<int32_t, float> logit_bias = {});
 
   engine::Engine& engine() const { return *engine_; }
   const templates::ChatTemplate& chat_template() const { return chat_template_; }
@@ -35,6 +38,8 @@ class ServedModel {
   bool opens_thinking(const std::vector<int32_t>& prompt) const;
   // Holds `request` to `grammar` (nothing when it is null).
   void hold_to_grammar(engine::GenerationRequest& request, std::shared_ptr<const grammar::Grammar> grammar) const;
+  // Adds the server's logit bias to the request's.
+  void add_server_bias(engine::GenerationRequest& request) const;
 
  private:
   std::unique_ptr<engine::Engine> engine_;
@@ -43,7 +48,8 @@ class ServedModel {
   int64_t created_;
   std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary_;
   bool thinks_;
-  ToolSyntax tool_syntax_;  // what grammars mask (response_format)
+  ToolSyntax tool_syntax_;
+  std::map<int32_t, float> logit_bias_;  // what grammars mask (response_format)
 };
 
 }  // namespace nanoserve::server

@@ -11,11 +11,19 @@ std::string sse_event(const nlohmann::ordered_json& data) {
   return "data: " + json_text(data) + "\n\n";
 }
 
+std::string sse_named_event(std::string_view name, const nlohmann::ordered_json& data) {
+  return "event: " + std::string(name) + "\n" + sse_event(data);
+}
+
 std::string sse_done() { return "data: [DONE]\n\n"; }
 
 SseWriter::SseWriter(std::function<bool(std::string_view)> write) : write_(std::move(write)) {}
 
 bool SseWriter::send(const nlohmann::ordered_json& data) { return send_raw(sse_event(data)); }
+
+bool SseWriter::send_named(std::string_view name, const nlohmann::ordered_json& data) {
+  return send_raw(sse_named_event(name, data));
+}
 
 bool SseWriter::send_done() { return send_raw(sse_done()); }
 

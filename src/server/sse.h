@@ -1,5 +1,6 @@
 // Server-sent events as OpenAI streams them: each event is one `data: <json>` line and a
-// blank line; the stream ends with `data: [DONE]`.
+// blank line; the stream ends with `data: [DONE]`. Anthropic's API and the Responses API name
+// each event too: an `event: <type>` line before its data, and no [DONE].
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 namespace nanoserve::server {
 
 std::string sse_event(const nlohmann::ordered_json& data);
+std::string sse_named_event(std::string_view name, const nlohmann::ordered_json& data);
 std::string sse_done();
 
 // Writes events to a connection, one write (and so one HTTP chunk on the wire) per event.
@@ -21,6 +23,7 @@ class SseWriter {
 
   // False once a write has failed (the client went away); later sends do nothing.
   bool send(const nlohmann::ordered_json& data);
+  bool send_named(std::string_view name, const nlohmann::ordered_json& data);
   bool send_done();
   bool ok() const { return ok_; }
 

@@ -108,5 +108,18 @@ TEST(StopMatcher, NothingIsReleasedAfterAStop) {
   EXPECT_EQ(m.release(), "");
 }
 
+// The Anthropic API answers with the stop_sequence that ended the text: the one found first
+// in the text, not the first in the list, even when it arrived split across pieces.
+TEST(StopMatcher, SaysWhichStopStringMatched) {
+  StopMatcher m({"END", "##"});
+  const StopMatcher::Result first = m.push("a #");
+  EXPECT_EQ(first.text, "a ");
+  EXPECT_EQ(first.stop, "");
+  const StopMatcher::Result r = m.push("# b END");
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.text, "");
+  EXPECT_EQ(r.stop, "##");
+}
+
 }  // namespace
 }  // namespace nanoserve::engine

@@ -82,7 +82,9 @@ class HttpServerTest : public testing::Test {
           if (head.path == "/secret") return text(401, "no");
           return std::nullopt;
         },
-        .error_response = [](int status, const std::string& message) { return text(status, message); },
+        .error_response = [](const std::string&, int status, const std::string& message) {
+          return text(status, message);
+        },
         .answered = [this](const Request&, int) { ++answered_; },
     };
     limits.parse.max_body_bytes = 1000;

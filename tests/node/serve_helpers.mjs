@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 export const binary = process.env.NANOSERVE_BINARY ?? `${root}build/nanoserve`;
-const sharedDir = process.env.NANOSERVE_SHARED_DIR || `${root}../shared`;
+export const sharedDir = process.env.NANOSERVE_SHARED_DIR || `${root}../shared`;
 export const tinyModel = `${sharedDir}/golden/models/tiny-qwen3-Q8_0.gguf`;
 // Random weights with Qwen3's vocabulary and chat template (tools, <think>).
 export const qwen3VocabModel = `${sharedDir}/golden/models/qwen3vocab-qwen3-Q8_0.gguf`;

@@ -199,6 +199,94 @@ TEST_F(HostileInput, AThousandMalformedRequestsGetCleanErrors) {
   EXPECT_TRUE(healthy_within(1s));
 }
 
+// The other APIs' bodies, malformed the same ways: each answer is a 4xx in that API's own
+// error shape (Anthropic's {"type": "error", "error": {...}}; the Responses API's OpenAI shape).
+struct ApiCase {
+  std::string path;
+  std::string valid;  // a body it accepts
+  std::vector<std::pair<std::string, std::vector<std::string>>> wrong;  // field -> bad values
+  bool (*is_own_error)(const json& body);
+};
+
+bool is_anthropic_error(const json& b) {
+  return b.is_object() && b.value("type", "") == "error" && b.contains("error") && b["error"].is_object() &&
+         b["error"]["type"].is_string() && b["error"]["message"].is_string();
+}
+
+bool is_openai_error(const json& b) {
+  return b.is_object() && b.contains("error") && b["error"].is_object() && b["error"]["message"].is_string() &&
+         b["error"]["type"].is_string();
+}
+
+std::vector<ApiCase> api_cases() {
+  return {
+      {"/v1/messages", R"({"model":"m","max_tokens":4,"messages":[{"role":"user","content":"hi"}]})",
+       {{"messages", {"1", "{}", "[]", "[1]", "[{\"role\":\"user\"}]", "[{\"role\":\"bot\",\"content\":\"x\"}]",
+                      "[{\"role\":\"user\",\"content\":[{\"type\":\"image\"}]}]",
+                      "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]",
+                      "[{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\"}]}]",
+                      "[{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"x\"}]}]", "null"}},
+        {"max_tokens", {"\"x\"", "0", "-1", "1.5", "{}"}},
+        {"system", {"1", "{}", "[1]", "[{\"type\":\"image\"}]"}},
+        {"temperature", {"\"x\"", "-1", "3"}},
+        {"stop_sequences", {"1", "[1]", "[\"\"]"}},
+        {"tools", {"1", "[1]", "[{\"name\":\"f\"}]", "[{\"type\":\"bash_20250124\",\"name\":\"bash\"}]"}},
+        {"tool_choice", {"1", "{\"type\":\"any\"}", "{\"type\":\"nope\"}"}},
+        {"thinking", {"1", "{\"type\":\"enabled\"}", "{\"type\":\"x\"}"}},
+        {"output_config", {"1", "{\"format\":{\"type\":\"json_schema\"}}",
+                           "{\"format\":{\"type\":\"json_schema\",\"schema\":{\"not\":{}}}}"}}},
+       is_anthropic_error},
+      {"/v1/messages/count_tokens", R"({"model":"m","messages":[{"role":"user","content":"hi"}]})",
+       {{"messages", {"1", "[]", "[{\"role\":\"user\",\"content\":5}]"}}, {"system", {"[1]"}}},
+       is_anthropic_error},
+      {"/v1/responses", R"({"model":"m","input":"hi","max_output_tokens":4})",
+       {{"input", {"1", "{}", "[]", "[1]", "[{\"role\":\"user\"}]", "[{\"role\":\"bot\",\"content\":\"x\"}]",
+                   "[{\"type\":\"item_reference\",\"id\":\"x\"}]", "[{\"type\":\"function_call\",\"name\":\"f\"}]",
+                   "[{\"role\":\"user\",\"content\":[{\"type\":\"input_image\"}]}]", "null"}},
+        {"max_output_tokens", {"\"x\"", "0", "-1", "{}"}},
+        {"instructions", {"1", "{}"}},
+        {"tools", {"1", "[1]", "[{\"type\":\"function\"}]"}},
+        {"tool_choice", {"1", "\"required\"", "{\"type\":\"function\"}"}},
+        {"text", {"1", "{\"format\":{\"type\":\"x\"}}", "{\"format\":{\"type\":\"json_schema\",\"name\":\"x\"}}"}},
+        {"previous_response_id", {"\"resp_1\""}},
+        {"background", {"true"}}},
+       is_openai_error},
+  };
+}
+
+TEST_F(HostileInput, EachApiAnswersBadInputInItsOwnErrorShape) {
+  size_t checked = 0;
+  for (const ApiCase& api : api_cases()) {
+    std::vector<std::string> bodies;
+    for (size_t n = 0; n < api.valid.size(); ++n) bodies.push_back(api.valid.substr(0, n));
+    for (const std::string& body : {"null", "[]", "42", "{'a':1}", "\xff"}) bodies.push_back(body);
+    for (const auto& [field, values] : api.wrong)
+      for (const std::string& v : values) {
+        json body = json::parse(api.valid);
+        body[field] = json::parse(v);
+        bodies.push_back(body.dump());
+      }
+    for (const std::string& body : bodies) {
+      RawConnection c(server_->port());
+      c.send(post(api.path, body));
+      const std::string response = c.read_response(10s);
+      const int status = status_of(response);
+      const json answer = json::parse(body_of(response), nullptr, false);
+      EXPECT_TRUE(status >= 400 && status < 500 && api.is_own_error(answer))
+          << api.path << " got: " << response.substr(0, 300) << "\nfor: " << body.substr(0, 300);
+      ++checked;
+    }
+    // The HTTP layer's own errors under the API's path take its shape too.
+    RawConnection c(server_->port());
+    c.send("POST " + api.path + " HTTP/1.1\r\nHost: t\r\nContent-Length: 999999999\r\n\r\n");
+    const std::string response = c.read_response(10s);
+    EXPECT_EQ(status_of(response), 413);
+    EXPECT_TRUE(api.is_own_error(json::parse(body_of(response), nullptr, false))) << response.substr(0, 300);
+  }
+  EXPECT_GT(checked, 250u);
+  EXPECT_TRUE(healthy_within(1s));
+}
+
 TEST_F(HostileInput, HugeBodiesAndACompressionBombAreRefusedBeforeMemoryGrows) {
   const ProcessUse before = process_use(server_->pid());
   {  // A 1 GiB chunked upload: refused once past the body limit, long before its end.

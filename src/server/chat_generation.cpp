@@ -1,0 +1,34 @@
+#include "server/chat_generation.h"
+
+#include <memory>
+#include <utility>
+
+#include "server/api_error.h"
+#include "server/generation_request.h"
+#include "server/prompt_tokens.h"
+
+namespace nanoserve::server {
+
+ChatGeneration prepare_chat_generation(const ServedModel& model, const ChatRequest& chat, std::string id,
+                                       const ServerLimits& limits) {
+  auto prompt = chat_prompt_tokens(model.chat_template(), model.engine().tokenizer(), chat);
+  ChatReaders readers;
+  if (model.thinks() && !chat.reasoning_inline) readers.reasoning.emplace(model.opens_thinking(prompt));
+  if (!chat.tools.is_null()) readers.tool_calls.emplace(model.tool_syntax(), chat.parallel_tool_calls);
+  std::shared_ptr<const grammar::Grammar> grammar = chat.params.grammar;
+  if (chat.tool_choice.kind == ToolChoice::Kind::Required || chat.tool_choice.kind == ToolChoice::Kind::Function) {
+    if (grammar)
+      throw invalid_request("a 'tool_choice' that forces a call cannot be combined with 'response_format'",
+                            "tool_choice", "unsupported_combination");
+    grammar = forced_tool_call_grammar(chat.tools, chat.tool_choice, model.tool_syntax(), chat.parallel_tool_calls);
+  }
+  ChatGeneration out{
+      .request = make_generation_request(std::move(id), std::move(prompt), chat.params, model.bounds(), limits,
+                                         "messages"),
+      .readers = std::move(readers)};
+  model.hold_to_grammar(out.request, std::move(grammar));
+  model.add_server_bias(out.request);
+  return out;
+}
+
+}  // namespace nanoserve::server
