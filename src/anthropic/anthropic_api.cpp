@@ -34,9 +34,7 @@ void messages(const http::Request& req, http::ResponseWriter& res, server::Serve
     const RelayEnd end = server::relay_answer(
         state, std::move(stream), std::move(generation.readers),
         [&](AnswerPieces pieces) {
-          answer.reasoning += pieces.reasoning;
-          answer.content += pieces.content;
-          for (server::ToolCall& call : pieces.calls) answer.calls.push_back(std::move(call));
+          answer.append(std::move(pieces));
           return true;
         },
         [&res] { return !res.client_gone(); });

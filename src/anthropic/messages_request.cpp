@@ -24,18 +24,8 @@ ordered_json blocks_of(const ordered_json& content, const std::string& param, co
   if (!content.is_array())
     throw invalid_request(fmt::format("'{}' must be a string or an array of content blocks", param), param,
                           "invalid_type");
-  if (content.size() > limits.max_content_parts)
-    throw invalid_request(fmt::format("'{}' has {} blocks; at most {} are allowed", param, content.size(),
-                                      limits.max_content_parts), param, "too_many_content_parts");
+  server::check_size(content, limits.max_content_parts, param, "too_many_content_parts");
   return content;
-}
-
-std::string required_string(const FieldReader& fields, const std::string& name) {
-  auto value = fields.string(name);
-  if (!value)
-    throw invalid_request(fmt::format("'{}' is required", fields.param(name)), fields.param(name),
-                          "missing_required_parameter");
-  return *value;
 }
 
 [[noreturn]] void unsupported_block(const std::string& type, const std::string& param) {
@@ -49,10 +39,10 @@ std::string joined_text(const ordered_json& content, const std::string& param, c
   std::string text;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const FieldReader block(blocks[i], fmt::format("{}[{}]", param, i));
-    const std::string type = required_string(block, "type");
+    const std::string type = block.required_string("type");
     if (type != "text") unsupported_block(type, block.param("type"));
     if (i > 0) text += '\n';
-    text += required_string(block, "text");
+    text += block.required_string("text");
   }
   return text;
 }
@@ -65,15 +55,15 @@ void add_user_turn(const ordered_json& blocks, const std::string& param, const s
   bool has_text = false;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const FieldReader block(blocks[i], fmt::format("{}[{}]", param, i));
-    const std::string type = required_string(block, "type");
+    const std::string type = block.required_string("type");
     if (type == "text") {
       if (has_text) text += '\n';
-      text += required_string(block, "text");
+      text += block.required_string("text");
       has_text = true;
     } else if (type == "tool_result") {
       const nlohmann::ordered_json* content = block.find("content");
       messages.push_back({{"role", "tool"},
-                          {"tool_call_id", required_string(block, "tool_use_id")},
+                          {"tool_call_id", block.required_string("tool_use_id")},
                           {"content", content ? joined_text(*content, block.param("content"), limits) : ""}});
       block.boolean("is_error");
     } else {
@@ -90,17 +80,17 @@ void add_assistant_turn(const ordered_json& blocks, const std::string& param, or
   std::string text, reasoning;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const FieldReader block(blocks[i], fmt::format("{}[{}]", param, i));
-    const std::string type = required_string(block, "type");
+    const std::string type = block.required_string("type");
     if (type == "text") {
-      text += required_string(block, "text");
+      text += block.required_string("text");
     } else if (type == "thinking") {
-      reasoning += required_string(block, "thinking");
+      reasoning += block.required_string("thinking");
     } else if (type == "redacted_thinking") {
       continue;  // encrypted by Anthropic's service: nothing a local model can read
     } else if (type == "tool_use") {
       const nlohmann::ordered_json* input = block.object("input");
-      message["tool_calls"].push_back({{"id", required_string(block, "id")}, {"type", "function"},
-                                       {"function", {{"name", required_string(block, "name")},
+      message["tool_calls"].push_back({{"id", block.required_string("id")}, {"type", "function"},
+                                       {"function", {{"name", block.required_string("name")},
                                                      {"arguments", input ? *input : ordered_json::object()}}}});
     } else {
       unsupported_block(type, block.param("type"));
@@ -118,12 +108,10 @@ ordered_json chat_messages(const FieldReader& fields, const server::ServerLimits
   const nlohmann::ordered_json* turns = fields.array("messages");
   if (!turns) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
   if (turns->empty()) throw invalid_request("'messages' must not be empty", "messages", "empty_array");
-  if (turns->size() > limits.max_messages)
-    throw invalid_request(fmt::format("'messages' has {} entries; at most {} are allowed", turns->size(),
-                                      limits.max_messages), "messages", "too_many_messages");
+  server::check_size(*turns, limits.max_messages, "messages", "too_many_messages");
   for (size_t i = 0; i < turns->size(); ++i) {
     const FieldReader turn((*turns)[i], fmt::format("messages[{}]", i));
-    const std::string role = required_string(turn, "role");
+    const std::string role = turn.required_string("role");
     const nlohmann::ordered_json* content = turn.find("content");
     if (!content)
       throw invalid_request(fmt::format("'{}' is required", turn.param("content")), turn.param("content"),
@@ -146,9 +134,7 @@ ordered_json chat_messages(const FieldReader& fields, const server::ServerLimits
 ordered_json chat_tools(const FieldReader& fields, const server::ServerLimits& limits) {
   const nlohmann::ordered_json* tools = fields.array("tools");
   if (!tools || tools->empty()) return nullptr;
-  if (tools->size() > limits.max_tools)
-    throw invalid_request(fmt::format("'tools' has {} entries; at most {} are allowed", tools->size(),
-                                      limits.max_tools), "tools", "too_many_tools");
+  server::check_size(*tools, limits.max_tools, "tools", "too_many_tools");
   ordered_json out = ordered_json::array();
   for (size_t i = 0; i < tools->size(); ++i) {
     const FieldReader tool((*tools)[i], fmt::format("tools[{}]", i));
@@ -157,7 +143,7 @@ ordered_json chat_tools(const FieldReader& fields, const server::ServerLimits& l
       throw invalid_request(fmt::format("'{}' is \"{}\": Anthropic's server tools run on Anthropic's service; only "
                                         "custom tools (name, description, input_schema) are supported here",
                                         tool.param("type"), type), tool.param("type"), "unsupported_tool_type");
-    const std::string name = required_string(tool, "name");
+    const std::string name = tool.required_string("name");
     if (name.empty())
       throw invalid_request(fmt::format("'{}' must not be empty", tool.param("name")), tool.param("name"),
                             "invalid_value");
@@ -177,7 +163,7 @@ void read_tool_choice(const FieldReader& fields, server::ChatRequest& chat) {
   const nlohmann::ordered_json* choice = fields.object("tool_choice");
   if (!choice) return;
   const FieldReader reader(*choice, "tool_choice");
-  const std::string type = required_string(reader, "type");
+  const std::string type = reader.required_string("type");
   chat.parallel_tool_calls = !reader.boolean("disable_parallel_tool_use").value_or(false);
   using Kind = server::ToolChoice::Kind;
   if (type == "auto") return;
@@ -189,7 +175,7 @@ void read_tool_choice(const FieldReader& fields, server::ChatRequest& chat) {
   if (type == "any") {
     chat.tool_choice.kind = Kind::Required;
   } else if (type == "tool") {
-    chat.tool_choice = {.kind = Kind::Function, .function = required_string(reader, "name")};
+    chat.tool_choice = {.kind = Kind::Function, .function = reader.required_string("name")};
   } else {
     throw invalid_request("'tool_choice.type' must be \"auto\", \"any\", \"tool\" or \"none\"", "tool_choice.type",
                           "invalid_value");
@@ -197,9 +183,7 @@ void read_tool_choice(const FieldReader& fields, server::ChatRequest& chat) {
   if (chat.tools.is_null())
     throw invalid_request("'tool_choice' asks for a tool call but no 'tools' are given", "tool_choice",
                           "invalid_value");
-  if (type == "tool" && std::none_of(chat.tools.begin(), chat.tools.end(), [&](const auto& t) {
-        return t["function"]["name"] == chat.tool_choice.function;
-      }))
+  if (type == "tool" && !server::offers_function(chat.tools, chat.tool_choice.function))
     throw invalid_request(fmt::format("'tool_choice.name' names '{}', which is not in 'tools'",
                                       chat.tool_choice.function), "tool_choice.name", "invalid_value");
 }
@@ -209,7 +193,7 @@ void read_thinking(const FieldReader& fields, server::ChatRequest& chat) {
   const nlohmann::ordered_json* thinking = fields.object("thinking");
   if (!thinking) return;
   const FieldReader reader(*thinking, "thinking");
-  const std::string type = required_string(reader, "type");
+  const std::string type = reader.required_string("type");
   if (type != "enabled" && type != "disabled" && type != "adaptive" && type != "between_tools")
     throw invalid_request("'thinking.type' must be \"enabled\", \"adaptive\", \"between_tools\" or \"disabled\"",
                           "thinking.type", "invalid_value");
@@ -228,7 +212,7 @@ std::shared_ptr<const grammar::Grammar> output_format(const FieldReader& fields)
   const nlohmann::ordered_json* format = reader.object("format");
   if (!format) return nullptr;
   const FieldReader f(*format, "output_config.format");
-  if (required_string(f, "type") != "json_schema")
+  if (f.required_string("type") != "json_schema")
     throw invalid_request("'output_config.format.type' must be \"json_schema\"", "output_config.format.type",
                           "invalid_value");
   const nlohmann::ordered_json* schema = f.object("schema");

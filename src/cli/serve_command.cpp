@@ -22,6 +22,7 @@
 #include "anthropic/anthropic_api.h"
 #include "cli/commands.h"
 #include "engine/engine_factory.h"
+#include "ollama/ollama_api.h"
 #include "responses/responses_api.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
@@ -137,7 +138,7 @@ void serve(ServeArgs a) {
   std::signal(SIGPIPE, SIG_IGN);
 
   // OpenAI's API is the server's own; the others are translations onto the same path.
-  server::HttpServer http(a.server, {anthropic::anthropic_api(), responses::responses_api()});
+  server::HttpServer http(a.server, {anthropic::anthropic_api(), responses::responses_api(), ollama::ollama_api()});
   const int port = http.start();
   fmt::print(stderr, "nanoserve: listening on http://{}:{}\n", a.server.host, port);
   if (a.engine.model_path.empty()) a.engine.model_path = demo_model();
@@ -205,6 +206,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--draft-model", e.draft_model,
                   "Batch, --spec draft: a smaller GGUF model with the same vocabulary that drafts the tokens")
       ->envname("NANOSERVE_DRAFT_MODEL");
+  cmd->add_option("--cors-origin", s.cors_origin,
+                  "Let browser apps from this origin call the API (e.g. http://localhost:3000, or * for any)")
+      ->envname("NANOSERVE_CORS_ORIGIN");
   cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer KEY' (except on /health)")
       ->envname("NANOSERVE_API_KEY");
   cmd->add_option("--max-body-bytes", s.limits.max_body_bytes, "Largest request body (413 beyond)")

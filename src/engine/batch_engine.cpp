@@ -85,6 +85,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
+      model_facts_(engine::model_facts(model_.file())),
       cache_(model_.config(), pool_positions(options, model_.config()), options.parallel,
              model::KvCache::kDefaultBlockSize, options.prefix_hash),
       context_size_(std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx())),

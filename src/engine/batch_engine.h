@@ -94,6 +94,7 @@ class BatchEngine final : public Engine {
   EngineMetrics metrics() const override;
   const tokenizer::Tokenizer& tokenizer() const override { return tokenizer_; }
   std::string model_name() const override { return model_name_; }
+  ModelFacts model_facts() const override { return model_facts_; }
   // min(the per-request context, the pool): one request may fill the whole pool.
   int64_t context_size() const override { return context_size_; }
   std::string chat_template() const override { return chat_template_; }
@@ -145,6 +146,7 @@ class BatchEngine final : public Engine {
   model::Model model_;
   const tokenizer::Tokenizer tokenizer_;
   const std::string model_name_, chat_template_;
+  const ModelFacts model_facts_;
   model::KvCache cache_;
   const int64_t context_size_;
   const bool prefix_cache_;

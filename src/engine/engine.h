@@ -176,6 +176,14 @@ struct EngineMetrics {
   uint64_t accepted_tokens = 0;    // of those, accepted
 };
 
+// What a server reports of its model besides its name (Ollama's /api/tags and /api/show).
+struct ModelFacts {
+  std::string architecture;  // general.architecture: "llama", "qwen3", ...
+  uint64_t parameters = 0;   // the elements of every tensor
+  std::string file_type;     // general.file_type by name ("Q8_0", "Q4_K_M"); "" when the file does not say
+  uint64_t file_bytes = 0;
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -188,6 +196,7 @@ class Engine {
   virtual std::string model_name() const = 0;  // as /v1/models lists it
   virtual int64_t context_size() const = 0;    // prompt + max_tokens must fit
   virtual std::string chat_template() const = 0;  // Jinja source from the GGUF; empty if none
+  virtual ModelFacts model_facts() const = 0;
 };
 
 }  // namespace nanoserve::engine

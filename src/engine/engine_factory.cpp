@@ -23,6 +23,7 @@ std::unique_ptr<Engine> make_mock(const EngineOptions& options) {
       tokenizer::Tokenizer::from_gguf(metadata),
       MockOptions{.model_name = model_name(metadata, options.model_path),
                   .chat_template = chat_template(metadata),
+                  .facts = model_facts(file),
                   .context_size = context_size_for(options.context_size, kDefaultContext),
                   .token_delay_us = options.mock_token_delay_us,
                   .max_concurrency = parallel_of(options),

@@ -22,6 +22,7 @@ namespace nanoserve::engine {
 struct MockOptions {
   std::string model_name = "mock";
   std::string chat_template = "";  // as a GGUF would give it; may be empty
+  ModelFacts facts;                // of the file its tokenizer came from
   int64_t context_size = kDefaultContext;  // prompts must fit it, as with a model
   int64_t token_delay_us = 0;   // time one token takes (a pretend forward pass)
   int max_concurrency = 4;      // requests generating at once, each on its own worker thread
@@ -42,6 +43,7 @@ class MockEngine final : public Engine {
   EngineMetrics metrics() const override;
   const tokenizer::Tokenizer& tokenizer() const override { return tokenizer_; }
   std::string model_name() const override { return options_.model_name; }
+  ModelFacts model_facts() const override { return options_.facts; }
   int64_t context_size() const override { return options_.context_size; }
   std::string chat_template() const override { return options_.chat_template; }
 

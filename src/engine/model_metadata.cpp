@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "gguf/file_type.h"
+
 namespace nanoserve::engine {
 namespace {
 
@@ -20,6 +22,16 @@ std::string model_name(const gguf::Metadata& metadata, const std::string& path) 
 
 std::string chat_template(const gguf::Metadata& metadata) {
   return optional_string(metadata, "tokenizer.chat_template");
+}
+
+ModelFacts model_facts(const gguf::File& file) {
+  ModelFacts facts{.architecture = optional_string(file.metadata(), "general.architecture"), .parameters = 0,
+                   .file_type = "", .file_bytes = file.file_size()};
+  for (const gguf::TensorInfo& t : file.tensors()) facts.parameters += t.n_elements();
+  const gguf::Value* type = file.metadata().find("general.file_type");
+  if (type && type->is_integer())
+    if (auto known = gguf::file_type_by_id(static_cast<uint32_t>(type->as_u64()))) facts.file_type = known->name;
+  return facts;
 }
 
 }  // namespace nanoserve::engine

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "engine/engine.h"
 #include "gguf/file.h"
 
 namespace nanoserve::engine {
@@ -11,5 +12,7 @@ namespace nanoserve::engine {
 std::string model_name(const gguf::Metadata& metadata, const std::string& path);
 // tokenizer.chat_template, or "" when the file has none.
 std::string chat_template(const gguf::Metadata& metadata);
+// The architecture, parameter count, file type and size of the model in `file`.
+ModelFacts model_facts(const gguf::File& file);
 
 }  // namespace nanoserve::engine

@@ -8,6 +8,7 @@ std::string_view reason_phrase(int status) {
   switch (status) {
     case 100: return "Continue";
     case 200: return "OK";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -21,17 +22,22 @@ std::string_view reason_phrase(int status) {
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return status < 400 ? "OK" : status < 500 ? "Client Error" : "Server Error";
   }
 }
 
 std::string response_head(const Response& response, bool chunked, bool keep_alive) {
-  std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\n", response.status,
-                                 reason_phrase(response.status), response.content_type);
+  std::string head = fmt::format("HTTP/1.1 {} {}\r\n", response.status, reason_phrase(response.status));
+  if (!response.content_type.empty()) head += fmt::format("Content-Type: {}\r\n", response.content_type);
   for (const Header& h : response.headers) head += fmt::format("{}: {}\r\n", h.name, h.value);
-  head += chunked ? std::string("Transfer-Encoding: chunked\r\n")
-                  : fmt::format("Content-Length: {}\r\n", response.body.size());
+  // A 204 has no body, and says nothing of its length (RFC 9110, 8.6).
+  if (chunked) {
+    head += "Transfer-Encoding: chunked\r\n";
+  } else if (response.status != 204) {
+    head += fmt::format("Content-Length: {}\r\n", response.body.size());
+  }
   if (!keep_alive) head += "Connection: close\r\n";
   head += "\r\n";
   return head;

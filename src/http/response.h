@@ -12,7 +12,7 @@ namespace nanoserve::http {
 
 struct Response {
   int status = 200;
-  std::string content_type = "application/json";
+  std::string content_type = "application/json";  // empty: no Content-Type (a 204)
   std::vector<Header> headers;  // besides Content-Type, Content-Length, Connection and Date
   std::string body;
 };

@@ -7,18 +7,27 @@ namespace nanoserve::http {
 ResponseWriter::ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_alive)
     : exchange_(std::move(exchange)), keep_alive_(keep_alive) {}
 
+namespace {
+
+Response with_headers(Response response, const std::vector<Header>& extra) {
+  response.headers.insert(response.headers.end(), extra.begin(), extra.end());
+  return response;
+}
+
+}  // namespace
+
 void ResponseWriter::send(const Response& response) {
   if (started()) return;
   status_ = response.status;
   complete_ = true;
-  exchange_->append(whole_response(response, keep_alive_));
+  exchange_->append(whole_response(with_headers(response, extra_headers_), keep_alive_));
 }
 
 bool ResponseWriter::start_stream(const Response& head) {
   if (started()) return false;
   status_ = head.status;
   streaming_ = true;
-  return exchange_->append(response_head(head, true, keep_alive_));
+  return exchange_->append(response_head(with_headers(head, extra_headers_), true, keep_alive_));
 }
 
 bool ResponseWriter::write(std::string_view data) {

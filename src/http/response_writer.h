@@ -20,6 +20,9 @@ class ResponseWriter {
   bool write(std::string_view data);
   bool end_stream();
 
+  // A header every answer through this writer carries besides its own (CORS).
+  void add_header(Header header) { extra_headers_.push_back(std::move(header)); }
+
   bool client_gone() const { return exchange_->client_gone(); }
   bool started() const { return status_ != 0; }
   int status() const { return status_; }  // 0 until something was sent
@@ -31,6 +34,7 @@ class ResponseWriter {
  private:
   std::shared_ptr<Exchange> exchange_;
   const bool keep_alive_;
+  std::vector<Header> extra_headers_;
   int status_ = 0;
   bool streaming_ = false;
   bool complete_ = false;

@@ -20,32 +20,22 @@ using nlohmann::ordered_json;
 using server::FieldReader;
 using server::invalid_request;
 
-std::string required_string(const FieldReader& fields, const std::string& name) {
-  auto value = fields.string(name);
-  if (!value)
-    throw invalid_request(fmt::format("'{}' is required", fields.param(name)), fields.param(name),
-                          "missing_required_parameter");
-  return *value;
-}
-
 // A message's content: a string, or text parts (input_text, output_text) joined by newlines.
 std::string content_text(const ordered_json& content, const std::string& param, const server::ServerLimits& limits) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array())
     throw invalid_request(fmt::format("'{}' must be a string or an array of content parts", param), param,
                           "invalid_type");
-  if (content.size() > limits.max_content_parts)
-    throw invalid_request(fmt::format("'{}' has {} parts; at most {} are allowed", param, content.size(),
-                                      limits.max_content_parts), param, "too_many_content_parts");
+  server::check_size(content, limits.max_content_parts, param, "too_many_content_parts");
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const FieldReader part(content[i], fmt::format("{}[{}]", param, i));
-    const std::string type = required_string(part, "type");
+    const std::string type = part.required_string("type");
     if (type != "input_text" && type != "output_text" && type != "text" && type != "refusal")
       throw invalid_request(fmt::format("'{}' is \"{}\": only text parts are supported", part.param("type"), type),
                             part.param("type"), "unsupported_content_type");
     if (i > 0) text += '\n';
-    text += required_string(part, type == "refusal" ? "refusal" : "text");
+    text += part.required_string(type == "refusal" ? "refusal" : "text");
   }
   return text;
 }
@@ -64,10 +54,10 @@ class Conversation {
       add_message(fields);
     } else if (type == "function_call") {
       ordered_json& turn = assistant_turn();
-      const std::string arguments = required_string(fields, "arguments");
+      const std::string arguments = fields.required_string("arguments");
       ordered_json parsed = ordered_json::parse(arguments, nullptr, false);
-      turn["tool_calls"].push_back({{"id", required_string(fields, "call_id")}, {"type", "function"},
-                                    {"function", {{"name", required_string(fields, "name")},
+      turn["tool_calls"].push_back({{"id", fields.required_string("call_id")}, {"type", "function"},
+                                    {"function", {{"name", fields.required_string("name")},
                                                   {"arguments", parsed.is_discarded() ? ordered_json(arguments)
                                                                                       : parsed}}}});
     } else if (type == "function_call_output") {
@@ -75,7 +65,7 @@ class Conversation {
       if (!output)
         throw invalid_request(fmt::format("'{}' is required", fields.param("output")), fields.param("output"),
                               "missing_required_parameter");
-      messages_.push_back({{"role", "tool"}, {"tool_call_id", required_string(fields, "call_id")},
+      messages_.push_back({{"role", "tool"}, {"tool_call_id", fields.required_string("call_id")},
                            {"content", content_text(*output, fields.param("output"), limits_)}});
     } else if (type == "reasoning") {
       for (const char* key : {"content", "summary"})
@@ -98,7 +88,7 @@ class Conversation {
 
  private:
   void add_message(const FieldReader& fields) {
-    const std::string role = required_string(fields, "role");
+    const std::string role = fields.required_string("role");
     if (role != "user" && role != "assistant" && role != "system" && role != "developer")
       throw invalid_request(fmt::format("'{}' must be user, assistant, system or developer", fields.param("role")),
                             fields.param("role"), "invalid_value");
@@ -145,9 +135,7 @@ ordered_json chat_messages(const FieldReader& fields, const server::ServerLimits
     conversation.messages().push_back({{"role", "user"}, {"content", *input}});
   } else if (input->is_array()) {
     if (input->empty()) throw invalid_request("'input' must not be empty", "input", "empty_array");
-    if (input->size() > limits.max_messages)
-      throw invalid_request(fmt::format("'input' has {} items; at most {} are allowed", input->size(),
-                                        limits.max_messages), "input", "too_many_messages");
+    server::check_size(*input, limits.max_messages, "input", "too_many_messages");
     for (size_t i = 0; i < input->size(); ++i) conversation.add((*input)[i], fmt::format("input[{}]", i));
   } else {
     throw invalid_request("'input' must be a string or an array of items", "input", "invalid_type");
@@ -155,24 +143,18 @@ ordered_json chat_messages(const FieldReader& fields, const server::ServerLimits
   return conversation.take();
 }
 
-// Function tools as the chat templates' functions (null when there are none); the types of
-// the others, which the service would run itself, are gathered in `left_out`.
-ordered_json chat_tools(const FieldReader& fields, const server::ServerLimits& limits,
-                        std::vector<std::string>& left_out) {
+// Function tools as the chat templates' functions (null when there are none). The others
+// (web_search, file_search, namespace, ...) are the service's own to run: not offered.
+ordered_json chat_tools(const FieldReader& fields, const server::ServerLimits& limits) {
   const nlohmann::ordered_json* tools = fields.array("tools");
   if (!tools || tools->empty()) return nullptr;
-  if (tools->size() > limits.max_tools)
-    throw invalid_request(fmt::format("'tools' has {} entries; at most {} are allowed", tools->size(),
-                                      limits.max_tools), "tools", "too_many_tools");
+  server::check_size(*tools, limits.max_tools, "tools", "too_many_tools");
   ordered_json out = ordered_json::array();
   for (size_t i = 0; i < tools->size(); ++i) {
     const FieldReader tool((*tools)[i], fmt::format("tools[{}]", i));
-    const std::string type = required_string(tool, "type");
-    if (type != "function") {
-      left_out.push_back(type);
-      continue;
-    }
-    const std::string name = required_string(tool, "name");
+    const std::string type = tool.required_string("type");
+    if (type != "function") continue;
+    const std::string name = tool.required_string("name");
     if (name.empty())
       throw invalid_request(fmt::format("'{}' must not be empty", tool.param("name")), tool.param("name"),
                             "invalid_value");
@@ -203,16 +185,14 @@ void read_tool_choice(const FieldReader& fields, server::ChatRequest& chat) {
     chat.tool_choice.kind = Kind::Required;
   } else {
     const FieldReader named(*choice, "tool_choice");
-    if (required_string(named, "type") != "function")
+    if (named.required_string("type") != "function")
       throw invalid_request("'tool_choice.type' must be \"function\"", "tool_choice.type", "invalid_value");
-    chat.tool_choice = {.kind = Kind::Function, .function = required_string(named, "name")};
+    chat.tool_choice = {.kind = Kind::Function, .function = named.required_string("name")};
   }
   if (chat.tools.is_null())
     throw invalid_request("'tool_choice' asks for a function call but no function 'tools' are given", "tool_choice",
                           "invalid_value");
-  if (chat.tool_choice.kind == Kind::Function &&
-      std::none_of(chat.tools.begin(), chat.tools.end(),
-                   [&](const auto& t) { return t["function"]["name"] == chat.tool_choice.function; }))
+  if (chat.tool_choice.kind == Kind::Function && !server::offers_function(chat.tools, chat.tool_choice.function))
     throw invalid_request(fmt::format("'tool_choice.name' names '{}', which is not in 'tools'",
                                       chat.tool_choice.function), "tool_choice.name", "invalid_value");
 }
@@ -224,13 +204,13 @@ std::shared_ptr<const grammar::Grammar> text_format(const FieldReader& fields) {
   const nlohmann::ordered_json* format = FieldReader(*text, "text").object("format");
   if (!format) return nullptr;
   const FieldReader f(*format, "text.format");
-  const std::string type = required_string(f, "type");
+  const std::string type = f.required_string("type");
   if (type == "text") return nullptr;
   if (type == "json_object") return std::make_shared<const grammar::Grammar>(grammar::any_json_object_grammar());
   if (type != "json_schema")
     throw invalid_request("'text.format.type' must be \"text\", \"json_object\" or \"json_schema\"",
                           "text.format.type", "invalid_value");
-  required_string(f, "name");
+  f.required_string("name");
   f.boolean("strict");
   const nlohmann::ordered_json* schema = f.object("schema");
   if (!schema)
@@ -257,7 +237,7 @@ ResponsesRequest parse_responses_request(const nlohmann::ordered_json& body, con
   ResponsesRequest r;
   server::ChatRequest& chat = r.chat;
   chat.messages = chat_messages(fields, limits);
-  chat.tools = chat_tools(fields, limits, r.tools_not_offered);
+  chat.tools = chat_tools(fields, limits);
   read_tool_choice(fields, chat);
   chat.parallel_tool_calls = fields.boolean("parallel_tool_calls").value_or(true);
   if (const nlohmann::ordered_json* reasoning = fields.object("reasoning")) {

@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <vector>
 
 #include "server/chat_request.h"
 #include "server/limits.h"
@@ -23,7 +22,6 @@ struct ResponsesRequest {
   server::ChatRequest chat;
   // What the response object repeats of the request.
   nlohmann::ordered_json echo = nlohmann::ordered_json::object();
-  std::vector<std::string> tools_not_offered;  // the types of tools left out (the service's own)
 };
 
 // Throws server::ApiError (400) naming the field at fault.

@@ -31,4 +31,14 @@ ChatGeneration prepare_chat_generation(const ServedModel& model, const ChatReque
   return out;
 }
 
+engine::GenerationRequest prepare_text_generation(const ServedModel& model, std::vector<int32_t> prompt,
+                                                  const GenerationParams& params, std::string id,
+                                                  const ServerLimits& limits, const std::string& prompt_param) {
+  engine::GenerationRequest request =
+      make_generation_request(std::move(id), std::move(prompt), params, model.bounds(), limits, prompt_param);
+  model.hold_to_grammar(request, params.grammar);
+  model.add_server_bias(request);
+  return request;
+}
+
 }  // namespace nanoserve::server

@@ -4,7 +4,9 @@
 // the reasoning and the tool calls out of the answer.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "server/chat_readers.h"
@@ -23,5 +25,12 @@ struct ChatGeneration {
 // max_tokens past the context, a forced tool call together with a response format.
 ChatGeneration prepare_chat_generation(const ServedModel& model, const ChatRequest& chat, std::string id,
                                        const ServerLimits& limits);
+
+// A prompt that is text, not chat (/v1/completions, Ollama's raw generate), made ready the
+// same way: no template, no readers. Throws ApiError (400) naming `prompt_param` for a prompt
+// past the context.
+engine::GenerationRequest prepare_text_generation(const ServedModel& model, std::vector<int32_t> prompt,
+                                                  const GenerationParams& params, std::string id,
+                                                  const ServerLimits& limits, const std::string& prompt_param);
 
 }  // namespace nanoserve::server

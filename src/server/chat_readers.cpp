@@ -4,6 +4,12 @@
 
 namespace nanoserve::server {
 
+void AnswerPieces::append(AnswerPieces more) {
+  reasoning += more.reasoning;
+  content += more.content;
+  for (ToolCall& call : more.calls) calls.push_back(std::move(call));
+}
+
 AnswerPieces read_piece(ChatReaders& readers, std::string_view text, bool last) {
   AnswerPieces out;
   out.content = text;

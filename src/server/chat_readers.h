@@ -24,6 +24,8 @@ struct AnswerPieces {
   std::string reasoning, content;
   std::vector<ToolCall> calls;
   bool empty() const { return reasoning.empty() && content.empty() && calls.empty(); }
+  // The answer so far, and then `more`.
+  void append(AnswerPieces more);
 };
 
 // The reasoning split first (a thought may precede a call), then the tool calls out of the

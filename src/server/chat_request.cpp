@@ -15,9 +15,7 @@ namespace {
 
 // Text parts joined by newlines; other part types (images, audio) are refused.
 std::string joined_text_parts(const nlohmann::ordered_json& parts, const std::string& param, const ServerLimits& limits) {
-  if (parts.size() > limits.max_content_parts)
-    throw invalid_request(fmt::format("'{}' has {} parts; at most {} are allowed", param, parts.size(),
-                                      limits.max_content_parts), param, "too_many_content_parts");
+  check_size(parts, limits.max_content_parts, param, "too_many_content_parts");
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) {
     const FieldReader part(parts[i], fmt::format("{}[{}]", param, i));
@@ -81,14 +79,12 @@ nlohmann::ordered_json normalized_message(const nlohmann::ordered_json& message,
   return out;
 }
 
-// The tools the template is told about: none when tool_choice is "none". Each is
-// {"type": "function", "function": {"name", "description", "parameters"}}.
-nlohmann::ordered_json offered_tools(const FieldReader& fields, const ServerLimits& limits) {
+}  // namespace
+
+nlohmann::ordered_json parse_tools(const FieldReader& fields, const ServerLimits& limits) {
   const nlohmann::ordered_json* tools = fields.array("tools");
   if (!tools || tools->empty()) return nullptr;
-  if (tools->size() > limits.max_tools)
-    throw invalid_request(fmt::format("'tools' has {} entries; at most {} are allowed", tools->size(),
-                                      limits.max_tools), "tools", "too_many_tools");
+  check_size(*tools, limits.max_tools, "tools", "too_many_tools");
   for (size_t i = 0; i < tools->size(); ++i) {
     const FieldReader tool((*tools)[i], fmt::format("tools[{}]", i));
     if (tool.string("type").value_or("function") != "function")
@@ -107,6 +103,8 @@ nlohmann::ordered_json offered_tools(const FieldReader& fields, const ServerLimi
   }
   return *tools;
 }
+
+namespace {
 
 ToolChoice tool_choice_of(const FieldReader& fields, const nlohmann::ordered_json& tools) {
   const nlohmann::ordered_json* choice = fields.find("tool_choice");
@@ -133,8 +131,7 @@ ToolChoice tool_choice_of(const FieldReader& fields, const nlohmann::ordered_jso
   if (tools.is_null())
     throw invalid_request("'tool_choice' asks for a tool call but no 'tools' are given", "tool_choice",
                           "invalid_value");
-  if (out.kind == ToolChoice::Kind::Function &&
-      std::none_of(tools.begin(), tools.end(), [&](const auto& t) { return t["function"]["name"] == out.function; }))
+  if (out.kind == ToolChoice::Kind::Function && !offers_function(tools, out.function))
     throw invalid_request(fmt::format("'tool_choice' names '{}', which is not in 'tools'", out.function),
                           "tool_choice.function.name", "invalid_value");
   return out;
@@ -147,12 +144,10 @@ ChatRequest parse_chat_request(const nlohmann::ordered_json& body, const ServerL
   const nlohmann::ordered_json* messages = fields.array("messages");
   if (!messages) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
   if (messages->empty()) throw invalid_request("'messages' must not be empty", "messages", "empty_array");
-  if (messages->size() > limits.max_messages)
-    throw invalid_request(fmt::format("'messages' has {} entries; at most {} are allowed", messages->size(),
-                                      limits.max_messages), "messages", "too_many_messages");
+  check_size(*messages, limits.max_messages, "messages", "too_many_messages");
   ChatRequest r;
   for (size_t i = 0; i < messages->size(); ++i) r.messages.push_back(normalized_message((*messages)[i], i, limits));
-  r.tools = offered_tools(fields, limits);
+  r.tools = parse_tools(fields, limits);
   r.tool_choice = tool_choice_of(fields, r.tools);
   if (r.tool_choice.kind == ToolChoice::Kind::None) r.tools = nullptr;
   r.parallel_tool_calls = fields.boolean("parallel_tool_calls").value_or(true);

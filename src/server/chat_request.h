@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "server/generation_params.h"
+#include "server/json_fields.h"
 #include "server/limits.h"
 #include "server/tool_calls.h"
 
@@ -25,6 +26,10 @@ struct ChatRequest {
   // (default "auto", also "deepseek": it goes to reasoning_content).
   bool reasoning_inline = false;
 };
+
+// The field `tools`, checked: null when absent or empty, else an array of
+// {"type": "function", "function": {"name", "description", "parameters"}} (Ollama's tools too).
+nlohmann::ordered_json parse_tools(const FieldReader& fields, const ServerLimits& limits);
 
 // Throws ApiError (400) naming the field at fault.
 ChatRequest parse_chat_request(const nlohmann::ordered_json& body, const ServerLimits& limits, uint64_t random_seed);

@@ -40,15 +40,10 @@ void respond_whole(http::ResponseWriter& res, ServerState& state, std::span<engi
   std::vector<AnswerPieces> answers(n);
   std::vector<ChatReaders> readers(n, options.readers);
   std::vector<std::vector<engine::TokenLogprobs>> logprobs(n);
-  auto add = [&](size_t c, AnswerPieces pieces) {
-    answers[c].reasoning += pieces.reasoning;
-    answers[c].content += pieces.content;
-    for (ToolCall& call : pieces.calls) answers[c].calls.push_back(std::move(call));
-  };
   const std::vector<RelayEnd> ends = relay_generations(
       streams, log.received,
       [&](size_t c, const std::string& piece, std::vector<engine::TokenLogprobs> piece_logprobs) {
-        add(c, read_piece(readers[c], piece, false));
+        answers[c].append(read_piece(readers[c], piece, false));
         for (engine::TokenLogprobs& t : piece_logprobs) logprobs[c].push_back(std::move(t));
         return true;
       },
@@ -64,7 +59,7 @@ void respond_whole(http::ResponseWriter& res, ServerState& state, std::span<engi
   log.stats = ends[0].stats;
   nlohmann::ordered_json body;
   for (size_t c = 0; c < n; ++c) {
-    add(c, read_piece(readers[c], "", true));
+    answers[c].append(read_piece(readers[c], "", true));
     const AnswerPieces& answer = answers[c];
     nlohmann::ordered_json whole = shape.whole(header, answer.content, ends[c].finish, ends[c].stats);
     nlohmann::ordered_json& choice = whole["choices"][0];

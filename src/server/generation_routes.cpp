@@ -55,10 +55,8 @@ void completions(const http::Request& req, http::ResponseWriter& res, ServerStat
   auto prompt = completion_prompt_tokens(model->engine().tokenizer(), completion);
   std::string id = random_request_id("cmpl-");
   this_thread_request_log().id = id;
-  auto request = make_generation_request(std::move(id), std::move(prompt), completion.params, model->bounds(),
-                                         state.limits(), "prompt");
-  model->hold_to_grammar(request, completion.params.grammar);
-  model->add_server_bias(request);
+  auto request = prepare_text_generation(*model, std::move(prompt), completion.params, std::move(id), state.limits(),
+                                        "prompt");
   respond_with_generation(res, state, std::move(model), std::move(request), completion.params, kCompletionShape);
 }
 

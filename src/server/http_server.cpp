@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/api_key_auth.h"
+#include "server/cors.h"
 #include "server/http_errors.h"
 #include "server/request_log.h"
 #include "server/routes.h"
@@ -25,11 +26,13 @@ std::optional<http::Response> check_api_key(const http::Request& head, const std
                                  "or 'x-api-key: <key>'", "invalid_request_error", "", "invalid_api_key"), body);
 }
 
-// Each route starts its thread's log record with the request's arrival.
-std::vector<http::Route> logged(std::vector<http::Route> routes) {
+// Each route starts its thread's log record with the request's arrival; its answers carry
+// `headers` (CORS).
+std::vector<http::Route> logged(std::vector<http::Route> routes, const std::vector<http::Header>& headers) {
   for (http::Route& route : routes)
-    route.handler = [handler = std::move(route.handler)](const http::Request& req, http::ResponseWriter& res) {
+    route.handler = [handler = std::move(route.handler), headers](const http::Request& req, http::ResponseWriter& res) {
       this_thread_request_log() = RequestLogRecord{.received = req.received, .id = {}, .stats = {}, .cancelled = false};
+      for (const http::Header& h : headers) res.add_header(h);
       handler(req, res);
     };
   return routes;
@@ -52,14 +55,21 @@ HttpServer::HttpServer(ServerOptions options, std::vector<ApiFamily> families)
   for (http::Route& r : info_routes(state)) routes.push_back(std::move(r));
   for (const ApiFamily& family : families_)
     for (http::Route& r : family.routes(state)) routes.push_back(std::move(r));
+  const std::string& origin = options_.cors_origin;
+  const std::vector<http::Header> answer_headers = origin.empty() ? std::vector<http::Header>{} : cors_headers(origin);
   http::ServerHooks hooks{
       .check_head =
-          [this, &state](const http::Request& head) {
-            return check_api_key(head, state.api_key(), error_body_for(families_, head.path));
+          [this, &state, &origin, answer_headers](const http::Request& head) -> std::optional<http::Response> {
+            if (!origin.empty() && is_preflight(head)) return preflight_response(origin, head);
+            auto refused = check_api_key(head, state.api_key(), error_body_for(families_, head.path));
+            if (refused) refused->headers.insert(refused->headers.end(), answer_headers.begin(), answer_headers.end());
+            return refused;
           },
       .error_response =
-          [this](const std::string& path, int status, const std::string& message) {
-            return error_response(http_layer_error(status, message), error_body_for(families_, path));
+          [this, answer_headers](const std::string& path, int status, const std::string& message) {
+            http::Response r = error_response(http_layer_error(status, message), error_body_for(families_, path));
+            r.headers.insert(r.headers.end(), answer_headers.begin(), answer_headers.end());
+            return r;
           },
       .answered =
           [&state](const http::Request& req, int status) {
@@ -70,7 +80,7 @@ HttpServer::HttpServer(ServerOptions options, std::vector<ApiFamily> families)
             record = RequestLogRecord{};
           },
   };
-  http_ = std::make_unique<http::Server>(http_config(options_), logged(std::move(routes)), std::move(hooks));
+  http_ = std::make_unique<http::Server>(http_config(options_), logged(std::move(routes), answer_headers), std::move(hooks));
 }
 
 HttpServer::~HttpServer() { stop(); }

@@ -20,6 +20,7 @@ struct ServerOptions {
   int port = 8080;          // 0: any free port (bind() says which)
   std::string api_key;      // empty: none; else every route but /health needs `Authorization: Bearer <key>`
                             // (or `x-api-key: <key>`)
+  std::string cors_origin;  // empty: no cross-origin requests; else the origin allowed ("*": any)
   ServerLimits limits;
   size_t http_threads = 8;  // requests answered at once (a stream holds one for its whole length)
   http::ConnectionLimits connections;  // deadlines and caps; its body limit is limits.max_body_bytes

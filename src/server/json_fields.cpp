@@ -112,6 +112,12 @@ Json parse_json_body(const std::string& body, int max_depth) {
   return builder.take();
 }
 
+void check_size(const nlohmann::ordered_json& list, size_t most, const std::string& param, const std::string& code) {
+  if (list.size() > most)
+    throw invalid_request(fmt::format("'{}' has {} entries; at most {} are allowed", param, list.size(), most), param,
+                          code);
+}
+
 FieldReader::FieldReader(const nlohmann::ordered_json& object, std::string path) : object_(object), path_(std::move(path)) {
   if (!object_.is_object()) {
     if (path_.empty()) throw invalid_request("the request body must be a JSON object", "", "invalid_type");
@@ -164,6 +170,12 @@ std::optional<std::string> FieldReader::string(const std::string& name) const {
   if (!v) return std::nullopt;
   if (!v->is_string()) throw wrong_type(param(name), "a string");
   return v->get<std::string>();
+}
+
+std::string FieldReader::required_string(const std::string& name) const {
+  auto value = string(name);
+  if (!value) throw invalid_request(fmt::format("'{}' is required", param(name)), param(name), "missing_required_parameter");
+  return *value;
 }
 
 const nlohmann::ordered_json* FieldReader::array(const std::string& name) const {

@@ -17,6 +17,9 @@ namespace nanoserve::server {
 // invalid_request (400).
 nlohmann::ordered_json parse_json_body(const std::string& body, int max_depth);
 
+// Throws invalid_request (`code`) when `list` has more than `most` entries.
+void check_size(const nlohmann::ordered_json& list, size_t most, const std::string& param, const std::string& code);
+
 class FieldReader {
  public:
   // `object` must outlive the reader; `path` prefixes the names in errors ("messages[2]").
@@ -30,6 +33,8 @@ class FieldReader {
   std::optional<int64_t> integer(const std::string& name, int64_t min, int64_t max) const;
   std::optional<bool> boolean(const std::string& name) const;
   std::optional<std::string> string(const std::string& name) const;
+  // A string field that must be there.
+  std::string required_string(const std::string& name) const;
   // The field when it is an array / object (nullptr when absent); another type throws.
   const nlohmann::ordered_json* array(const std::string& name) const;
   const nlohmann::ordered_json* object(const std::string& name) const;

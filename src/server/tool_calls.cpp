@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -185,6 +186,10 @@ json tool_calls_json(const std::vector<ToolCall>& calls) {
   for (const ToolCall& c : calls)
     out.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
   return out;
+}
+
+bool offers_function(const nlohmann::ordered_json& tools, const std::string& name) {
+  return std::any_of(tools.begin(), tools.end(), [&](const auto& t) { return t["function"]["name"] == name; });
 }
 
 }  // namespace nanoserve::server

@@ -71,6 +71,10 @@ std::shared_ptr<const grammar::Grammar> forced_tool_call_grammar(const nlohmann:
                                                                  const ToolChoice& choice, ToolSyntax syntax,
                                                                  bool parallel);
 
+// Whether `tools` (the chat form: [{"type": "function", "function": {"name", ...}}]) has a
+// function named `name`.
+bool offers_function(const nlohmann::ordered_json& tools, const std::string& name);
+
 // The tool_calls array of a message: [{"id", "type": "function", "function": {"name", "arguments"}}].
 nlohmann::ordered_json tool_calls_json(const std::vector<ToolCall>& calls);
 

@@ -6,6 +6,7 @@
 
 #include "anthropic/messages_request.h"
 #include "server/api_error.h"
+#include "support/api_refusal.h"
 
 namespace nanoserve::anthropic {
 namespace {
@@ -17,13 +18,7 @@ MessagesRequest parse(const ordered_json& body, bool count_only = false) {
 }
 
 std::string refusal(const ordered_json& body) {
-  try {
-    parse(body);
-  } catch (const server::ApiError& e) {
-    EXPECT_EQ(e.status, 400);
-    return e.param;
-  }
-  return "(accepted)";
+  return test::refused_param([](const ordered_json& b) { return parse(b); }, body);
 }
 
 TEST(MessagesRequest, TurnsBecomeTheChatTemplatesMessages) {

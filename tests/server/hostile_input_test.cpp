@@ -213,6 +213,8 @@ bool is_anthropic_error(const json& b) {
          b["error"]["type"].is_string() && b["error"]["message"].is_string();
 }
 
+bool is_ollama_error(const json& b) { return b.is_object() && b.size() == 1 && b["error"].is_string(); }
+
 bool is_openai_error(const json& b) {
   return b.is_object() && b.contains("error") && b["error"].is_object() && b["error"]["message"].is_string() &&
          b["error"]["type"].is_string();
@@ -251,6 +253,23 @@ std::vector<ApiCase> api_cases() {
         {"previous_response_id", {"\"resp_1\""}},
         {"background", {"true"}}},
        is_openai_error},
+      {"/api/chat", R"({"model":"m","messages":[{"role":"user","content":"hi"}],"options":{"num_predict":4}})",
+       {{"model", {"1", "null"}},
+        {"messages", {"1", "{}", "[1]", "[{\"role\":5}]", "[{\"role\":\"bot\",\"content\":\"x\"}]",
+                      "[{\"role\":\"user\",\"content\":\"x\",\"images\":[\"aGk=\"]}]",
+                      "[{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{}]}]"}},
+        {"options", {"1", "[]", "{\"num_predict\":0}", "{\"num_predict\":\"x\"}", "{\"temperature\":-1}",
+                     "{\"stop\":[1]}", "{\"num_ctx\":99999999}", "{\"top_p\":2}"}},
+        {"format", {"1", "\"yaml\"", "{\"not\":{}}"}},
+        {"think", {"1", "\"max\""}},
+        {"stream", {"\"yes\""}},
+        {"tools", {"1", "[{\"type\":\"function\"}]"}}},
+       is_ollama_error},
+      {"/api/generate", R"({"model":"m","prompt":"hi","stream":false,"options":{"num_predict":4}})",
+       {{"prompt", {"1", "{}"}}, {"suffix", {"\"x\""}}, {"context", {"[1,2]"}}, {"template", {"\"{{ .Prompt }}\""}},
+        {"raw", {"\"x\""}}, {"images", {"[\"aGk=\"]"}}, {"system", {"1"}}, {"logprobs", {"true"}}},
+       is_ollama_error},
+      {"/api/show", R"({"model":"m"})", {{"model", {"1"}}}, is_ollama_error},
   };
 }
 
