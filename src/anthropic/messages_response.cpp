@@ -43,7 +43,8 @@ ordered_json message_json(const std::string& id, const std::string& model, const
     content.push_back({{"type", "thinking"}, {"thinking", answer.reasoning}, {"signature", ""}});
   if (!answer.content.empty()) content.push_back({{"type", "text"}, {"text", answer.content}});
   for (const server::ToolCall& call : answer.calls)
-    content.push_back({{"type", "tool_use"}, {"id", tool_use_id(call)}, {"name", call.name}, {"input", tool_input(call)}});
+    content.push_back(
+        {{"type", "tool_use"}, {"id", tool_use_id(call)}, {"name", call.name}, {"input", tool_input(call)}});
   const bool called = !answer.calls.empty();
   return {{"id", id},
           {"type", "message"},
@@ -93,9 +94,9 @@ bool MessageEvents::start_block(Block block, ordered_json content_block) {
   if (!close()) return false;
   open_ = block;
   ++index_;
-  if (!sse_.send_named("content_block_start",
-                       {{"type", "content_block_start"}, {"index", index_}, {"content_block", std::move(content_block)}}))
-    return false;
+  const nlohmann::ordered_json start = {
+      {"type", "content_block_start"}, {"index", index_}, {"content_block", std::move(content_block)}};
+  if (!sse_.send_named("content_block_start", start)) return false;
   // Anthropic's service pings once the first block has started.
   return index_ > 0 || sse_.send_named("ping", {{"type", "ping"}});
 }

@@ -209,7 +209,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--cors-origin", s.cors_origin,
                   "Let browser apps from this origin call the API (e.g. http://localhost:3000, or * for any)")
       ->envname("NANOSERVE_CORS_ORIGIN");
-  cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer KEY' (except on /health)")
+  cmd->add_option("--api-key", s.api_key,
+                  "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (except on /health)")
       ->envname("NANOSERVE_API_KEY");
   cmd->add_option("--max-body-bytes", s.limits.max_body_bytes, "Largest request body (413 beyond)")
       ->envname("NANOSERVE_MAX_BODY_BYTES")->capture_default_str();

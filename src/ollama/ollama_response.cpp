@@ -27,8 +27,8 @@ void add_answer(ordered_json& line, const AnswerHead& head, const server::Answer
   if (!pieces.reasoning.empty()) message["thinking"] = pieces.reasoning;
   for (const server::ToolCall& call : pieces.calls) {
     ordered_json arguments = ordered_json::parse(call.arguments, nullptr, false);
-    message["tool_calls"].push_back(
-        {{"function", {{"name", call.name}, {"arguments", arguments.is_object() ? arguments : ordered_json::object()}}}});
+    if (!arguments.is_object()) arguments = ordered_json::object();
+    message["tool_calls"].push_back({{"function", {{"name", call.name}, {"arguments", std::move(arguments)}}}});
   }
   line["message"] = std::move(message);
 }

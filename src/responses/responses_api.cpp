@@ -27,8 +27,10 @@ void create_response(const http::Request& req, http::ResponseWriter& res, server
   std::string id = server::random_request_id("resp_");
   server::this_thread_request_log().id = id;
   server::ChatGeneration generation = server::prepare_chat_generation(*model, parsed.chat, id, state.limits());
-  nlohmann::ordered_json response = {{"id", id}, {"object", "response"},
-                                     {"created_at", static_cast<int64_t>(std::time(nullptr))}, {"model", model->name()}};
+  nlohmann::ordered_json response = {{"id", id},
+                                     {"object", "response"},
+                                     {"created_at", static_cast<int64_t>(std::time(nullptr))},
+                                     {"model", model->name()}};
   for (const auto& [key, value] : parsed.echo.items()) response[key] = value;
   auto stream = model->engine().submit(std::move(generation.request));
   const bool streamed = parsed.chat.params.stream;

@@ -161,7 +161,8 @@ ordered_json chat_tools(const FieldReader& fields, const server::ServerLimits& l
     ordered_json function = {{"name", name}};
     if (auto description = tool.string("description")) function["description"] = *description;
     const nlohmann::ordered_json* parameters = tool.object("parameters");
-    function["parameters"] = parameters ? *parameters : ordered_json{{"type", "object"}, {"properties", ordered_json::object()}};
+    function["parameters"] =
+        parameters ? *parameters : ordered_json{{"type", "object"}, {"properties", ordered_json::object()}};
     tool.boolean("strict");
     out.push_back({{"type", "function"}, {"function", std::move(function)}});
   }
@@ -266,7 +267,8 @@ ResponsesRequest parse_responses_request(const nlohmann::ordered_json& body, con
   echo["tools"] = fields.array("tools") ? body["tools"] : ordered_json::array();
   echo["top_p"] = p.sampling.top_p;
   echo["text"] = fields.object("text") ? body["text"] : ordered_json{{"format", {{"type", "text"}}}};
-  echo["reasoning"] = fields.object("reasoning") ? body["reasoning"] : ordered_json{{"effort", nullptr}, {"summary", nullptr}};
+  echo["reasoning"] =
+      fields.object("reasoning") ? body["reasoning"] : ordered_json{{"effort", nullptr}, {"summary", nullptr}};
   return r;
 }
 

@@ -30,7 +30,8 @@ std::optional<http::Response> check_api_key(const http::Request& head, const std
 // `headers` (CORS).
 std::vector<http::Route> logged(std::vector<http::Route> routes, const std::vector<http::Header>& headers) {
   for (http::Route& route : routes)
-    route.handler = [handler = std::move(route.handler), headers](const http::Request& req, http::ResponseWriter& res) {
+    route.handler = [handler = std::move(route.handler), headers](const http::Request& req,
+                                                                   http::ResponseWriter& res) {
       this_thread_request_log() = RequestLogRecord{.received = req.received, .id = {}, .stats = {}, .cancelled = false};
       for (const http::Header& h : headers) res.add_header(h);
       handler(req, res);
@@ -80,7 +81,8 @@ HttpServer::HttpServer(ServerOptions options, std::vector<ApiFamily> families)
             record = RequestLogRecord{};
           },
   };
-  http_ = std::make_unique<http::Server>(http_config(options_), logged(std::move(routes), answer_headers), std::move(hooks));
+  http_ = std::make_unique<http::Server>(http_config(options_), logged(std::move(routes), answer_headers),
+                                         std::move(hooks));
 }
 
 HttpServer::~HttpServer() { stop(); }

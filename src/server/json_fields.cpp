@@ -174,7 +174,8 @@ std::optional<std::string> FieldReader::string(const std::string& name) const {
 
 std::string FieldReader::required_string(const std::string& name) const {
   auto value = string(name);
-  if (!value) throw invalid_request(fmt::format("'{}' is required", param(name)), param(name), "missing_required_parameter");
+  if (!value)
+    throw invalid_request(fmt::format("'{}' is required", param(name)), param(name), "missing_required_parameter");
   return *value;
 }
 

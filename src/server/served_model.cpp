@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <ctime>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <utility>
 
 #include "engine/grammar_vocabulary.h"

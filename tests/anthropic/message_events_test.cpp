@@ -67,7 +67,8 @@ TEST(MessageEvents, ThinkingTextAndToolUsesEachInTheirOwnBlocks) {
   EXPECT_EQ(r.events[7]["delta"], ordered_json({{"type", "text_delta"}, {"text", "Hi"}}));
   EXPECT_EQ(r.events[7]["index"], 1);
   EXPECT_EQ(r.events[9]["content_block"],
-            ordered_json({{"type", "tool_use"}, {"id", "toolu_abc"}, {"name", "f"}, {"input", ordered_json::object()}}));
+            ordered_json(
+                {{"type", "tool_use"}, {"id", "toolu_abc"}, {"name", "f"}, {"input", ordered_json::object()}}));
   EXPECT_EQ(r.events[10]["delta"], ordered_json({{"type", "input_json_delta"}, {"partial_json", R"({"x":1})"}}));
   EXPECT_EQ(r.events[14]["index"], 3);
   const ordered_json& end = r.events[15];

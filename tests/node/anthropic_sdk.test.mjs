@@ -15,7 +15,8 @@ const client = (server, apiKey = key) => new Anthropic({ baseURL: server.baseURL
 
 before(async () => {
   if (missingShared) return;
-  mock = await startServer(['--engine', 'mock', '--model', tinyModel, '--mock-token-delay-us', '1000', '--api-key', key]);
+  mock = await startServer(['--engine', 'mock', '--model', tinyModel, '--mock-token-delay-us', '1000',
+    '--api-key', key]);
   qwen3 = await startServer(['--model', qwen3VocabModel, '-t', '2', '--api-key', key]);
 });
 
@@ -48,7 +49,8 @@ test('a message, streamed: the exact event sequence, and the same text', { skip:
   const body = { model: 'tiny', max_tokens: 12, temperature: 0, messages };
   const whole = await c.messages.create(body);
   // The wire, as sent (the SDK's iterator drops pings).
-  const wire = await fetch(`${mock.baseURL}/v1/messages`, { method: 'POST', body: JSON.stringify({ ...body, stream: true }),
+  const wire = await fetch(`${mock.baseURL}/v1/messages`, {
+    method: 'POST', body: JSON.stringify({ ...body, stream: true }),
     headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' } });
   assert.equal(wire.headers.get('content-type'), 'text/event-stream');
   const events = (await wire.text()).split('\n\n').filter(Boolean).map((e) => {

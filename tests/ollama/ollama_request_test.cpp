@@ -53,14 +53,16 @@ TEST(OllamaRequest, ChatMessagesOptionsAndThink) {
   EXPECT_EQ(p.sampling.seed, 3u);
   EXPECT_EQ(p.stop, std::vector<std::string>{"END"});
   EXPECT_TRUE(p.stream);  // Ollama streams unless told not to
-  EXPECT_FALSE(chat({{"model", "m"}, {"messages", {{{"role", "user"}, {"content", "x"}}}}, {"options", {{"num_predict", -1}}}})
-                   .chat.params.max_tokens);
+  const ordered_json unbounded = {
+      {"model", "m"}, {"messages", {{{"role", "user"}, {"content", "x"}}}}, {"options", {{"num_predict", -1}}}};
+  EXPECT_FALSE(chat(unbounded).chat.params.max_tokens);
   EXPECT_TRUE(chat({{"model", "m"}}).load_only);
   EXPECT_TRUE(chat({{"model", "m"}, {"messages", ordered_json::array()}}).load_only);
 }
 
 TEST(OllamaRequest, GenerateTemplatedRawAndFormat) {
-  const OllamaRequest templated = generate({{"model", "m"}, {"prompt", "Hi"}, {"system", "Be brief."}, {"stream", false}});
+  const OllamaRequest templated =
+      generate({{"model", "m"}, {"prompt", "Hi"}, {"system", "Be brief."}, {"stream", false}});
   EXPECT_EQ(templated.chat.messages, ordered_json::parse(R"([{"role": "system", "content": "Be brief."},
                                                             {"role": "user", "content": "Hi"}])"));
   EXPECT_FALSE(templated.raw_prompt);
