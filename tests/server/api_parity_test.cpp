@@ -95,6 +95,7 @@ TEST(ApiParity, EveryApiSplitsTheSameOutputTheSameWay) {
     EXPECT_EQ(ollama(c, seed), expected) << "seed " << seed;
   }
   EXPECT_GT(with_both, 0);  // some seeds both think and answer
+  EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
 TEST(ApiParity, LeavingAnyApisStreamCancelsItsGeneration) {
@@ -122,6 +123,7 @@ TEST(ApiParity, LeavingAnyApisStreamCancelsItsGeneration) {
     EXPECT_EQ(cancelled, static_cast<double>(i + 1)) << path;
     EXPECT_EQ(running, 0) << path;
   }
+  EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
 }  // namespace

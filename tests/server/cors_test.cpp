@@ -58,6 +58,7 @@ TEST(Cors, TheAllowedOriginMayCallEveryApi) {
     EXPECT_TRUE(answer.starts_with("HTTP/1.1 4")) << answer;
     EXPECT_NE(answer.find("Access-Control-Allow-Origin: http://app.test\r\n"), std::string::npos) << answer;
   }
+  EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
 TEST(Cors, OffByDefault) {
