@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   nanoserve::cli::add_bench_command(app);
   nanoserve::cli::add_template_command(app);
   try {
+    nanoserve::cli::limit_simd_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

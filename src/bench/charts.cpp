@@ -52,6 +52,7 @@ std::string machine_table(const SuiteRows& rows) {
   MarkdownTable t({"", ""}, false);
   t.add({"date", r["date"].get<std::string>() + (runs.size() > 1 ? fmt::format(" (rows of {} runs)", runs.size()) : "")});
   t.add({"CPU", r["cpu"].get<std::string>()});
+  if (r.contains("simd")) t.add({"SIMD target", r["simd"].get<std::string>()});
   t.add({"cores", fmt::format("{} logical, {} physical", r["logical_cores"].get<int>(), r["physical_cores"].get<int>())});
   t.add({"RAM", fmt::format("{:.1f} GB", r["ram_bytes"].get<double>() / 1e9)});
   t.add({"OS", r["os"].get<std::string>()});

@@ -23,6 +23,7 @@ json context_fields(const RowContext& c, const char* kind) {
     row["physical_cores"] = c.host->physical_cores;
     row["ram_bytes"] = c.host->ram_bytes;
     row["os"] = c.host->os;
+    row["simd"] = c.host->simd;
     row["git_sha"] = c.host->git_sha;
     row["build_type"] = c.host->build_type;
   }

@@ -37,6 +37,9 @@ const std::vector<Field> kRequest = {
     {"overhead_total_ms", kNumber | kNull},  {"peak_memory_bytes", kInteger | kNull},
 };
 
+// Fields of every row that rows written before NANOSERVE_SIMD lack: checked where present.
+const std::vector<Field> kCommonLater = {{"simd", kString}};
+
 // Request fields that rows written before speculative decoding lack: checked where present.
 const std::vector<Field> kRequestLater = {
     {"engine_decode_steps", kInteger | kNull}, {"engine_draft_tokens", kInteger | kNull},
@@ -112,6 +115,7 @@ std::vector<std::string> schema_problems(const nlohmann::json& row) {
   std::vector<std::string> problems;
   if (!row.is_object()) return {"a row must be a JSON object"};
   check(row, kCommon, problems);
+  check(row, kCommonLater, problems, false);
   if (!problems.empty()) return problems;
   if (row["schema"] != kRowSchema) problems.push_back("schema is " + row["schema"].dump() + ", expected " + std::to_string(kRowSchema));
   const std::string kind = row["kind"];

@@ -11,9 +11,11 @@
 // --profile adds where a decode step's time goes: each op's share of the forward pass and the
 // bytes per second it read (model/op_profile.h), over every measured decode step.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <span>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "kernels/simd_target.h"
 #include "machine/bandwidth.h"
 #include "machine/host.h"
 #include "machine/peak_rss.h"
@@ -161,6 +164,10 @@ void run_bench(const BenchArgs& a) {
 
   fmt::print("model      {} ({}, {} layers, {:.1f} MB read per decode step), {} threads\n", a.model, c.arch, c.n_layer,
              step_bytes / 1e6, m.threads());
+  const char* cap = std::getenv("NANOSERVE_SIMD");
+  fmt::print("simd       {}{} (this CPU runs {})\n", kernels::simd_target(),
+             cap && *cap ? fmt::format(", as NANOSERVE_SIMD={} asks", cap) : "",
+             fmt::join(kernels::supported_simd_targets(), ", "));
   fmt::print("bandwidth  {:.1f} GB/s median (min {:.1f}, max {:.1f}) of {} reads of the weights {}\n", bw.median / 1e9,
              bw.min / 1e9, bw.max / 1e9, reads.size(), read_after ? "after decode" : "between decode steps");
   fmt::print("           {:.1f} GB/s best of {} reads of 1 GiB after decode (vector reads on {} threads)\n", apart / 1e9,

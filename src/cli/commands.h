@@ -16,4 +16,8 @@ void add_bench_engine_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 
+// NANOSERVE_SIMD (kernels/simd_target.h), applied before any command runs. Throws
+// std::invalid_argument for a target this CPU does not run.
+void limit_simd_from_environment();
+
 }  // namespace nanoserve::cli

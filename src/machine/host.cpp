@@ -5,6 +5,7 @@
 #include <fstream>
 #include <thread>
 
+#include "kernels/simd_target.h"
 #include "kernels/thread_pool.h"
 
 namespace nanoserve::machine {
@@ -38,6 +39,7 @@ Host describe_host() {
   h.os = field_of("/etc/os-release", "PRETTY_NAME", '=');
   utsname u{};
   if (uname(&u) == 0) h.os += (h.os.empty() ? "" : ", ") + std::string(u.sysname) + " " + u.release;
+  h.simd = kernels::simd_target();
   return h;
 }
 

@@ -12,6 +12,7 @@ struct Host {
   int physical_cores = 0;
   int64_t ram_bytes = 0;      // MemTotal
   std::string os;             // PRETTY_NAME of /etc/os-release, and the kernel release
+  std::string simd;           // the SIMD target the kernels run (NANOSERVE_SIMD may cap it): "AVX3_DL"
 };
 
 Host describe_host();

@@ -3,11 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <string>
 
+#include "kernels/simd_target.h"
 #include "support/run_nanoserve.h"
 #include "support/test_paths.h"
 
@@ -111,6 +114,27 @@ TEST(BenchEngineCommand, ProfileSaysWhereEachDecodeStepGoes) {
     shares += share;
   }
   EXPECT_NEAR(shares, 100.0, 0.6);
+}
+
+// NANOSERVE_SIMD caps the kernels' target: bench-engine says which ran; a target this CPU
+// does not run is refused before any command does anything.
+TEST(SimdCap, BenchEngineSaysWhichTargetRanAndAnUnknownOneIsRefused) {
+  const std::string portable = kernels::supported_simd_targets().back();  // scalar or emu128
+  std::string upper = portable;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::string bench =
+      "bench-engine -m " + test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " -p 8 -n 8 -t 1 -r 1";
+  setenv("NANOSERVE_SIMD", portable.c_str(), 1);
+  const CommandResult capped = run_binary(bench);
+  setenv("NANOSERVE_SIMD", "avx9000", 1);
+  const CommandResult unknown = run_binary("info " + test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf"));
+  unsetenv("NANOSERVE_SIMD");
+  ASSERT_EQ(capped.status, 0) << capped.err;
+  EXPECT_NE(capped.out.find("simd       " + upper + ", as NANOSERVE_SIMD=" + portable + " asks"), std::string::npos)
+      << capped.out;
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.err.find("NANOSERVE_SIMD=avx9000: not a SIMD target this CPU runs"), std::string::npos)
+      << unknown.err;
 }
 
 }  // namespace
