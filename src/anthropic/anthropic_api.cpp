@@ -7,7 +7,6 @@
 #include "server/answer_relay.h"
 #include "server/api_error.h"
 #include "server/chat_generation.h"
-#include "server/http_errors.h"
 #include "server/json_fields.h"
 #include "server/prompt_tokens.h"
 #include "server/request_id.h"
@@ -39,15 +38,11 @@ void messages(const http::Request& req, http::ResponseWriter& res, server::Serve
         },
         [&res] { return !res.client_gone(); });
     if (end.kind == RelayEnd::Kind::ClientGone) return;
-    if (end.kind == RelayEnd::Kind::Failed)
-      throw server::ApiError(500, "generation failed: " + end.error, "api_error");
-    res.send({.status = 200, .content_type = "application/json", .headers = {},
-              .body = server::json_text(message_json(id, model->name(), answer, end))});
+    if (end.kind == RelayEnd::Kind::Failed) throw server::generation_failed(end.error);
+    res.send(server::json_response(message_json(id, model->name(), answer, end)));
     return;
   }
-  res.start_stream({.status = 200, .content_type = "text/event-stream", .headers = {{"Cache-Control", "no-cache"}},
-                    .body = {}});
-  server::SseWriter sse([&res](std::string_view bytes) { return res.write(bytes); });
+  server::SseWriter sse = server::start_event_stream(res);
   MessageEvents events(sse, id, model->name());
   events.start(prompt_tokens);
   const RelayEnd end = server::relay_answer(
@@ -55,8 +50,7 @@ void messages(const http::Request& req, http::ResponseWriter& res, server::Serve
       [&](const AnswerPieces& pieces) { return events.add(pieces); },
       [&] { return sse.ok() && !res.client_gone(); });
   if (end.kind == RelayEnd::Kind::Done) events.finish(end);
-  if (end.kind == RelayEnd::Kind::Failed)
-    events.fail(server::ApiError(500, "generation failed: " + end.error, "api_error"));
+  if (end.kind == RelayEnd::Kind::Failed) events.fail(server::generation_failed(end.error));
   if (end.kind != RelayEnd::Kind::ClientGone) res.end_stream();
 }
 
@@ -65,8 +59,7 @@ void count_tokens(const http::Request& req, http::ResponseWriter& res, server::S
   const auto body = server::parse_json_body(req.body, state.limits().max_json_depth);
   const MessagesRequest parsed = parse_messages_request(body, state.limits(), server::random_seed(), true);
   const auto prompt = server::chat_prompt_tokens(model->chat_template(), model->engine().tokenizer(), parsed.chat);
-  res.send({.status = 200, .content_type = "application/json", .headers = {},
-            .body = server::json_text({{"input_tokens", prompt.size()}})});
+  res.send(server::json_response({{"input_tokens", prompt.size()}}));
 }
 
 }  // namespace
@@ -76,9 +69,7 @@ server::ApiFamily anthropic_api() {
   using http::ResponseWriter;
   auto routes = [](server::ServerState& state) {
     auto handle = [&state](void (*handler)(const Request&, ResponseWriter&, server::ServerState&)) {
-      return server::with_api_errors(
-          [&state, handler](const Request& req, ResponseWriter& res) { handler(req, res, state); },
-          anthropic_error_body);
+      return [&state, handler](const Request& req, ResponseWriter& res) { handler(req, res, state); };
     };
     return std::vector<http::Route>{
         {.method = "POST", .path = "/v1/messages", .handler = handle(messages), .on_event_loop = false},

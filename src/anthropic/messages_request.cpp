@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -143,18 +142,7 @@ ordered_json chat_tools(const FieldReader& fields, const server::ServerLimits& l
       throw invalid_request(fmt::format("'{}' is \"{}\": Anthropic's server tools run on Anthropic's service; only "
                                         "custom tools (name, description, input_schema) are supported here",
                                         tool.param("type"), type), tool.param("type"), "unsupported_tool_type");
-    const std::string name = tool.required_string("name");
-    if (name.empty())
-      throw invalid_request(fmt::format("'{}' must not be empty", tool.param("name")), tool.param("name"),
-                            "invalid_value");
-    const nlohmann::ordered_json* schema = tool.object("input_schema");
-    if (!schema)
-      throw invalid_request(fmt::format("'{}' is required", tool.param("input_schema")), tool.param("input_schema"),
-                            "missing_required_parameter");
-    ordered_json function = {{"name", name}};
-    if (auto description = tool.string("description")) function["description"] = *description;
-    function["parameters"] = *schema;
-    out.push_back({{"type", "function"}, {"function", std::move(function)}});
+    out.push_back(server::function_tool(tool, "input_schema", true));
   }
   return out;
 }
@@ -239,11 +227,9 @@ MessagesRequest parse_messages_request(const nlohmann::ordered_json& body, const
   p.sampling = server::read_sampling(fields, random_seed);
   // A cap, as Anthropic means it: Claude Code asks for 32000; the reply gets what the server's
   // limit and the context allow.
-  const auto max_tokens = fields.integer("max_tokens", 1, std::numeric_limits<int64_t>::max());
-  if (!max_tokens && !count_only)
+  server::read_max_tokens_cap(fields, "max_tokens", limits, p);
+  if (!p.max_tokens && !count_only)
     throw invalid_request("'max_tokens' is required", "max_tokens", "missing_required_parameter");
-  if (max_tokens) p.max_tokens = static_cast<int32_t>(std::min<int64_t>(*max_tokens, limits.max_tokens));
-  p.max_tokens_is_cap = true;
   p.stop = server::read_stop_strings(fields, "stop_sequences", limits);
   p.grammar = output_format(fields);
   p.stream = fields.boolean("stream").value_or(false);

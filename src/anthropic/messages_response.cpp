@@ -27,6 +27,11 @@ ordered_json usage_json(const engine::RequestStats& stats) {
           {"output_tokens", stats.completion_tokens}};
 }
 
+// The stop string that ended the message, or null (also when it ended in tool calls).
+ordered_json stop_sequence(const server::RelayEnd& end, bool called_tools) {
+  return !called_tools && !end.stop.empty() ? ordered_json(end.stop) : ordered_json(nullptr);
+}
+
 }  // namespace
 
 std::string stop_reason(const server::RelayEnd& end, bool called_tools) {
@@ -52,7 +57,7 @@ ordered_json message_json(const std::string& id, const std::string& model, const
           {"model", model},
           {"content", std::move(content)},
           {"stop_reason", stop_reason(end, called)},
-          {"stop_sequence", !called && !end.stop.empty() ? ordered_json(end.stop) : ordered_json(nullptr)},
+          {"stop_sequence", stop_sequence(end, called)},
           {"usage", usage_json(end.stats)},
           {"nanoserve", server::engine_stats_json(end.stats)}};
 }
@@ -75,6 +80,12 @@ ordered_json anthropic_error_body(const server::ApiError& error) {
 MessageEvents::MessageEvents(server::SseWriter& sse, std::string id, std::string model)
     : sse_(sse), id_(std::move(id)), model_(std::move(model)) {}
 
+bool MessageEvents::send(const char* type, const ordered_json& fields) {
+  ordered_json event = {{"type", type}};
+  for (const auto& [key, value] : fields.items()) event[key] = value;
+  return sse_.send_named(type, event);
+}
+
 bool MessageEvents::start(int32_t prompt_tokens) {
   const ordered_json message = {{"id", id_},
                                 {"type", "message"},
@@ -87,29 +98,26 @@ bool MessageEvents::start(int32_t prompt_tokens) {
                                            {"cache_creation_input_tokens", 0},
                                            {"cache_read_input_tokens", 0},
                                            {"output_tokens", 0}}}};
-  return sse_.send_named("message_start", {{"type", "message_start"}, {"message", message}});
+  return send("message_start", {{"message", message}});
 }
 
 bool MessageEvents::start_block(Block block, ordered_json content_block) {
   if (!close()) return false;
   open_ = block;
   ++index_;
-  const nlohmann::ordered_json start = {
-      {"type", "content_block_start"}, {"index", index_}, {"content_block", std::move(content_block)}};
-  if (!sse_.send_named("content_block_start", start)) return false;
+  if (!send("content_block_start", {{"index", index_}, {"content_block", std::move(content_block)}})) return false;
   // Anthropic's service pings once the first block has started.
-  return index_ > 0 || sse_.send_named("ping", {{"type", "ping"}});
+  return index_ > 0 || send("ping", ordered_json::object());
 }
 
 bool MessageEvents::close() {
   if (open_ == Block::None) return true;
   open_ = Block::None;
-  return sse_.send_named("content_block_stop", {{"type", "content_block_stop"}, {"index", index_}});
+  return send("content_block_stop", {{"index", index_}});
 }
 
 bool MessageEvents::delta(ordered_json delta) {
-  return sse_.send_named("content_block_delta",
-                         {{"type", "content_block_delta"}, {"index", index_}, {"delta", std::move(delta)}});
+  return send("content_block_delta", {{"index", index_}, {"delta", std::move(delta)}});
 }
 
 bool MessageEvents::add(const server::AnswerPieces& pieces) {
@@ -136,15 +144,12 @@ bool MessageEvents::add(const server::AnswerPieces& pieces) {
 
 void MessageEvents::finish(const server::RelayEnd& end) {
   close();
-  if (index_ < 0) sse_.send_named("ping", {{"type", "ping"}});
-  const bool stopped_by_string = !called_tools_ && !end.stop.empty();
-  sse_.send_named("message_delta",
-                  {{"type", "message_delta"},
-                   {"delta", {{"stop_reason", stop_reason(end, called_tools_)},
-                              {"stop_sequence", stopped_by_string ? ordered_json(end.stop) : ordered_json(nullptr)}}},
-                   {"usage", usage_json(end.stats)},
-                   {"nanoserve", server::engine_stats_json(end.stats)}});
-  sse_.send_named("message_stop", {{"type", "message_stop"}});
+  if (index_ < 0) send("ping", ordered_json::object());
+  send("message_delta", {{"delta", {{"stop_reason", stop_reason(end, called_tools_)},
+                                     {"stop_sequence", stop_sequence(end, called_tools_)}}},
+                         {"usage", usage_json(end.stats)},
+                         {"nanoserve", server::engine_stats_json(end.stats)}});
+  send("message_stop", ordered_json::object());
 }
 
 void MessageEvents::fail(const server::ApiError& error) { sse_.send_named("error", anthropic_error_body(error)); }

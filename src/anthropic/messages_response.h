@@ -45,6 +45,8 @@ class MessageEvents {
 
  private:
   enum class Block { None, Thinking, Text, ToolUse };
+  // An event `type` with `fields` after its "type".
+  bool send(const char* type, const nlohmann::ordered_json& fields);
   // Closes the open block, starts this one.
   bool start_block(Block block, nlohmann::ordered_json content_block);
   bool close();

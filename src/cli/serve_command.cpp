@@ -119,7 +119,7 @@ std::string demo_model() {
 
 void serve(ServeArgs a) {
   engine::check_engine_options(a.engine);  // before binding: bad flags never open a port
-  parse_logit_bias(a.logit_bias);
+  std::map<int32_t, float> logit_bias = parse_logit_bias(a.logit_bias);
   // Generating and queued requests each hold a worker thread; a few more keep /v1/models
   // and /metrics answering, and let a full queue be told 429. (Connections that have not
   // sent a whole request hold none; /health is answered without one.)
@@ -143,8 +143,7 @@ void serve(ServeArgs a) {
   fmt::print(stderr, "nanoserve: listening on http://{}:{}\n", a.server.host, port);
   if (a.engine.model_path.empty()) a.engine.model_path = demo_model();
   const auto start = std::chrono::steady_clock::now();
-  auto model =
-      std::make_shared<const server::ServedModel>(engine::make_engine(a.engine), parse_logit_bias(a.logit_bias));
+  auto model = std::make_shared<const server::ServedModel>(engine::make_engine(a.engine), std::move(logit_bias));
   fmt::print(stderr, "nanoserve: {} engine serving \"{}\" (context {} tokens), loaded in {:.1f} s: ready\n",
              a.engine.kind, model->name(), model->engine().context_size(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

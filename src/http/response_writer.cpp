@@ -9,9 +9,13 @@ ResponseWriter::ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_ali
 
 namespace {
 
-Response with_headers(Response response, const std::vector<Header>& extra) {
-  response.headers.insert(response.headers.end(), extra.begin(), extra.end());
-  return response;
+// `response` with `extra` headers added; copied only when there are any.
+template <typename Write>
+auto with_headers(const Response& response, const std::vector<Header>& extra, Write write) {
+  if (extra.empty()) return write(response);
+  Response more = response;
+  more.headers.insert(more.headers.end(), extra.begin(), extra.end());
+  return write(more);
 }
 
 }  // namespace
@@ -20,14 +24,16 @@ void ResponseWriter::send(const Response& response) {
   if (started()) return;
   status_ = response.status;
   complete_ = true;
-  exchange_->append(whole_response(with_headers(response, extra_headers_), keep_alive_));
+  with_headers(response, extra_headers_,
+               [&](const Response& r) { return exchange_->append(whole_response(r, keep_alive_)); });
 }
 
 bool ResponseWriter::start_stream(const Response& head) {
   if (started()) return false;
   status_ = head.status;
   streaming_ = true;
-  return exchange_->append(response_head(with_headers(head, extra_headers_), true, keep_alive_));
+  return with_headers(head, extra_headers_,
+                      [&](const Response& r) { return exchange_->append(response_head(r, true, keep_alive_)); });
 }
 
 bool ResponseWriter::write(std::string_view data) {

@@ -13,7 +13,6 @@
 #include "server/answer_relay.h"
 #include "server/api_error.h"
 #include "server/chat_generation.h"
-#include "server/http_errors.h"
 #include "server/json_fields.h"
 #include "server/request_id.h"
 #include "server/request_log.h"
@@ -29,15 +28,11 @@ using server::RelayEnd;
 // The Ollama release whose API this follows: clients compare it before using newer fields.
 constexpr const char* kOllamaApiVersion = "0.12.0";
 
-void send_json(http::ResponseWriter& res, const ordered_json& body) {
-  res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = server::json_text(body)});
-}
-
 void answer(http::ResponseWriter& res, server::ServerState& state, const server::ServedModel& model,
             OllamaRequest request, bool chat) {
   const AnswerHead head{.model = request.model, .chat = chat};
   const bool streamed = request.chat.params.stream;
-  if (request.load_only) return send_json(res, load_line(head));
+  if (request.load_only) return res.send(server::json_response(load_line(head)));
   std::string id = server::random_request_id(chat ? "chat-" : "generate-");
   server::this_thread_request_log().id = id;
   server::ChatGeneration generation;
@@ -63,7 +58,7 @@ void answer(http::ResponseWriter& res, server::ServerState& state, const server:
       [&res] { return !res.client_gone(); });
   if (end.kind == RelayEnd::Kind::ClientGone) return;
   if (end.kind == RelayEnd::Kind::Failed) {
-    const server::ApiError error(500, "generation failed: " + end.error, "server_error");
+    const server::ApiError error = server::generation_failed(end.error);
     if (!streamed) throw error;
     write_line(ollama_error_body(error));
     res.end_stream();
@@ -71,7 +66,7 @@ void answer(http::ResponseWriter& res, server::ServerState& state, const server:
   }
   const auto total = server::Clock::now() - server::this_thread_request_log().received;
   const ordered_json last = final_line(head, whole, end, total);
-  if (!streamed) return send_json(res, last);
+  if (!streamed) return res.send(server::json_response(last));
   write_line(last);
   res.end_stream();
 }
@@ -112,7 +107,7 @@ ordered_json model_entry(const server::ServedModel& model) {
 }
 
 void tags(http::ResponseWriter& res, server::ServerState& state) {
-  send_json(res, {{"models", ordered_json::array({model_entry(*state.loaded_model())})}});
+  res.send(server::json_response({{"models", ordered_json::array({model_entry(*state.loaded_model())})}}));
 }
 
 void running(http::ResponseWriter& res, server::ServerState& state) {
@@ -121,7 +116,7 @@ void running(http::ResponseWriter& res, server::ServerState& state) {
   entry["expires_at"] = "0001-01-01T00:00:00Z";  // never: it stays loaded while the server runs
   entry["size_vram"] = 0;
   entry["context_length"] = model->engine().context_size();
-  send_json(res, {{"models", ordered_json::array({std::move(entry)})}});
+  res.send(server::json_response({{"models", ordered_json::array({std::move(entry)})}}));
 }
 
 void show(const http::Request& req, http::ResponseWriter& res, server::ServerState& state) {
@@ -137,11 +132,17 @@ void show(const http::Request& req, http::ResponseWriter& res, server::ServerSta
   ordered_json info = {{"general.architecture", facts.architecture},
                        {"general.parameter_count", facts.parameters},
                        {facts.architecture + ".context_length", model->engine().context_size()}};
-  send_json(res, {{"license", ""}, {"modelfile", ""}, {"parameters", ""},
-                  {"template", model->engine().chat_template()}, {"system", ""}, {"details", details(facts)},
-                  {"messages", ordered_json::array()}, {"model_info", std::move(info)},
-                  {"capabilities", std::move(capabilities)},
-                  {"modified_at", rfc3339(std::chrono::system_clock::from_time_t(model->created()))}});
+  const ordered_json shown = {{"license", ""},
+                              {"modelfile", ""},
+                              {"parameters", ""},
+                              {"template", model->engine().chat_template()},
+                              {"system", ""},
+                              {"details", details(facts)},
+                              {"messages", ordered_json::array()},
+                              {"model_info", std::move(info)},
+                              {"capabilities", std::move(capabilities)},
+                              {"modified_at", rfc3339(std::chrono::system_clock::from_time_t(model->created()))}};
+  res.send(server::json_response(shown));
 }
 
 [[noreturn]] void not_served(const std::string& what) {
@@ -158,9 +159,7 @@ server::ApiFamily ollama_api() {
     auto route = [&state](std::string method, std::string path, auto handler) {
       return http::Route{
           .method = std::move(method), .path = std::move(path),
-          .handler = server::with_api_errors(
-              [&state, handler](const Request& req, ResponseWriter& res) { handler(req, res, state); },
-              ollama_error_body),
+          .handler = [&state, handler](const Request& req, ResponseWriter& res) { handler(req, res, state); },
           .on_event_loop = false};
     };
     std::vector<http::Route> out = {
@@ -171,7 +170,7 @@ server::ApiFamily ollama_api() {
         route("POST", "/api/show", show),
         route("GET", "/api/version",
               [](const Request&, ResponseWriter& res, server::ServerState&) {
-                send_json(res, {{"version", kOllamaApiVersion}});
+                res.send(server::json_response({{"version", kOllamaApiVersion}}));
               }),
     };
     for (const auto& [method, path, what] :

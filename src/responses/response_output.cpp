@@ -18,6 +18,13 @@ ordered_json usage_json(const engine::RequestStats& stats) {
           {"total_tokens", stats.prompt_tokens + stats.completion_tokens}};
 }
 
+// A text item's one content part: a message's output_text, or reasoning's reasoning_text.
+ordered_json text_part(bool message, const std::string& text) {
+  if (!message) return {{"type", "reasoning_text"}, {"text", text}};
+  return {{"type", "output_text"}, {"text", text}, {"annotations", ordered_json::array()},
+          {"logprobs", ordered_json::array()}};
+}
+
 }  // namespace
 
 ResponseOutput::ResponseOutput(ordered_json response, server::SseWriter* sse)
@@ -44,6 +51,7 @@ ordered_json ResponseOutput::snapshot(const std::string& status) const {
 }
 
 bool ResponseOutput::start() {
+  if (!sse_) return true;
   const ordered_json now = snapshot("in_progress");
   return emit("response.created", {{"response", now}}) && emit("response.in_progress", {{"response", now}});
 }
@@ -62,10 +70,7 @@ bool ResponseOutput::open_text_item(Item kind) {
                                              {"status", "in_progress"}};
   output_.push_back(item);
   const size_t index = output_.size() - 1;
-  const ordered_json part = message ? ordered_json{{"type", "output_text"}, {"text", ""},
-                                                   {"annotations", ordered_json::array()},
-                                                   {"logprobs", ordered_json::array()}}
-                                    : ordered_json{{"type", "reasoning_text"}, {"text", ""}};
+  const ordered_json part = text_part(message, "");
   return emit("response.output_item.added", {{"output_index", index}, {"item", std::move(item)}}) &&
          emit("response.content_part.added",
               {{"item_id", output_.back()["id"]}, {"output_index", index}, {"content_index", 0}, {"part", part}});
@@ -77,10 +82,7 @@ bool ResponseOutput::close_item() {
   open_ = Item::None;
   ordered_json& item = output_.back();
   const size_t index = output_.size() - 1;
-  ordered_json part = message ? ordered_json{{"type", "output_text"}, {"text", text_},
-                                             {"annotations", ordered_json::array()},
-                                             {"logprobs", ordered_json::array()}}
-                              : ordered_json{{"type", "reasoning_text"}, {"text", text_}};
+  ordered_json part = text_part(message, text_);
   item["content"].push_back(part);
   item["status"] = "completed";
   ordered_json done = {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", text_}};
@@ -113,6 +115,7 @@ bool ResponseOutput::add(const server::AnswerPieces& pieces) {
     if (text.empty()) return true;
     if (!open_text_item(kind)) return false;
     text_ += text;
+    if (!sse_) return true;  // a whole response: the text is all it needs
     const bool message = kind == Item::Message;
     ordered_json delta = {{"item_id", output_.back()["id"]}, {"output_index", output_.size() - 1},
                           {"content_index", 0}, {"delta", text}};

@@ -8,7 +8,6 @@
 #include "server/answer_relay.h"
 #include "server/api_error.h"
 #include "server/chat_generation.h"
-#include "server/http_errors.h"
 #include "server/json_fields.h"
 #include "server/request_id.h"
 #include "server/request_log.h"
@@ -35,11 +34,7 @@ void create_response(const http::Request& req, http::ResponseWriter& res, server
   auto stream = model->engine().submit(std::move(generation.request));
   const bool streamed = parsed.chat.params.stream;
   std::optional<server::SseWriter> sse;
-  if (streamed) {
-    res.start_stream({.status = 200, .content_type = "text/event-stream",
-                      .headers = {{"Cache-Control", "no-cache"}}, .body = {}});
-    sse.emplace([&res](std::string_view bytes) { return res.write(bytes); });
-  }
+  if (streamed) sse.emplace(server::start_event_stream(res));
   ResponseOutput output(std::move(response), sse ? &*sse : nullptr);
   output.start();
   const RelayEnd end = server::relay_answer(
@@ -48,7 +43,7 @@ void create_response(const http::Request& req, http::ResponseWriter& res, server
       [&] { return (!sse || sse->ok()) && !res.client_gone(); });
   if (end.kind == RelayEnd::Kind::ClientGone) return;
   if (end.kind == RelayEnd::Kind::Failed) {
-    const server::ApiError error(500, "generation failed: " + end.error, "server_error");
+    const server::ApiError error = server::generation_failed(end.error);
     if (!streamed) throw error;
     output.fail(error);
     res.end_stream();
@@ -58,7 +53,7 @@ void create_response(const http::Request& req, http::ResponseWriter& res, server
   if (streamed) {
     res.end_stream();
   } else {
-    res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = server::json_text(whole)});
+    res.send(server::json_response(whole));
   }
 }
 
@@ -68,8 +63,7 @@ server::ApiFamily responses_api() {
   auto routes = [](server::ServerState& state) {
     return std::vector<http::Route>{
         {.method = "POST", .path = "/v1/responses",
-         .handler = server::with_api_errors(
-             [&state](const http::Request& req, http::ResponseWriter& res) { create_response(req, res, state); }),
+         .handler = [&state](const http::Request& req, http::ResponseWriter& res) { create_response(req, res, state); },
          .on_event_loop = false},
     };
   };

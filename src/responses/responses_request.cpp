@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <limits>
 #include <string>
 #include <utility>
 
@@ -154,17 +152,8 @@ ordered_json chat_tools(const FieldReader& fields, const server::ServerLimits& l
     const FieldReader tool((*tools)[i], fmt::format("tools[{}]", i));
     const std::string type = tool.required_string("type");
     if (type != "function") continue;
-    const std::string name = tool.required_string("name");
-    if (name.empty())
-      throw invalid_request(fmt::format("'{}' must not be empty", tool.param("name")), tool.param("name"),
-                            "invalid_value");
-    ordered_json function = {{"name", name}};
-    if (auto description = tool.string("description")) function["description"] = *description;
-    const nlohmann::ordered_json* parameters = tool.object("parameters");
-    function["parameters"] =
-        parameters ? *parameters : ordered_json{{"type", "object"}, {"properties", ordered_json::object()}};
     tool.boolean("strict");
-    out.push_back({{"type", "function"}, {"function", std::move(function)}});
+    out.push_back(server::function_tool(tool, "parameters", false));
   }
   return out.empty() ? ordered_json(nullptr) : out;
 }
@@ -249,10 +238,7 @@ ResponsesRequest parse_responses_request(const nlohmann::ordered_json& body, con
   p.sampling = server::read_sampling(fields, random_seed);
   // A cap: past what the server and the context allow, the response is cut there (status
   // "incomplete", reason max_output_tokens).
-  if (const auto most = fields.integer("max_output_tokens", 1, std::numeric_limits<int64_t>::max()))
-    p.max_tokens = static_cast<int32_t>(std::min<int64_t>(*most, limits.max_tokens));
-  p.max_tokens_is_cap = true;
-  p.max_tokens_param = "max_output_tokens";
+  server::read_max_tokens_cap(fields, "max_output_tokens", limits, p);
   p.grammar = text_format(fields);
   p.stream = fields.boolean("stream").value_or(false);
   fields.boolean("store");

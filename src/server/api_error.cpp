@@ -15,6 +15,10 @@ ApiError invalid_request(std::string message, std::string param, std::string cod
   return ApiError(400, std::move(message), "invalid_request_error", std::move(param), std::move(code));
 }
 
+ApiError generation_failed(const std::string& message) {
+  return ApiError(500, "generation failed: " + message, "server_error");
+}
+
 nlohmann::ordered_json error_body(const ApiError& error) {
   auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s); };
   return {{"error",

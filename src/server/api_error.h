@@ -21,6 +21,8 @@ struct ApiError : std::runtime_error {
 
 // 400 invalid_request_error naming the field at fault.
 ApiError invalid_request(std::string message, std::string param = "", std::string code = "");
+// 500 server_error: the engine failed the request (`message` is its error).
+ApiError generation_failed(const std::string& message);
 
 // OpenAI's error body (above).
 nlohmann::ordered_json error_body(const ApiError& error);

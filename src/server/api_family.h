@@ -18,6 +18,7 @@ namespace nanoserve::server {
 struct ApiFamily {
   std::vector<std::string> path_prefixes;  // "/v1/messages", "/api/"
   ErrorBody error_body = nullptr;
+  // Its routes; HttpServer answers what their handlers throw (with_api_errors) in error_body's shape.
   std::function<std::vector<http::Route>(ServerState&)> routes;
 };
 

@@ -104,6 +104,22 @@ nlohmann::ordered_json parse_tools(const FieldReader& fields, const ServerLimits
   return *tools;
 }
 
+nlohmann::ordered_json function_tool(const FieldReader& tool, const std::string& schema_field, bool schema_required) {
+  const std::string name = tool.required_string("name");
+  if (name.empty())
+    throw invalid_request(fmt::format("'{}' must not be empty", tool.param("name")), tool.param("name"),
+                          "invalid_value");
+  const nlohmann::ordered_json* schema = tool.object(schema_field);
+  if (!schema && schema_required)
+    throw invalid_request(fmt::format("'{}' is required", tool.param(schema_field)), tool.param(schema_field),
+                          "missing_required_parameter");
+  nlohmann::ordered_json function = {{"name", name}};
+  if (auto description = tool.string("description")) function["description"] = *description;
+  function["parameters"] =
+      schema ? *schema : nlohmann::ordered_json{{"type", "object"}, {"properties", nlohmann::ordered_json::object()}};
+  return {{"type", "function"}, {"function", std::move(function)}};
+}
+
 namespace {
 
 ToolChoice tool_choice_of(const FieldReader& fields, const nlohmann::ordered_json& tools) {

@@ -31,6 +31,11 @@ struct ChatRequest {
 // {"type": "function", "function": {"name", "description", "parameters"}} (Ollama's tools too).
 nlohmann::ordered_json parse_tools(const FieldReader& fields, const ServerLimits& limits);
 
+// One function tool of another API's flat form ({"name", "description", <schema_field>}) in the
+// chat form above. Throws ApiError (400): no name or an empty one; no schema where it is required
+// (else an empty object schema).
+nlohmann::ordered_json function_tool(const FieldReader& tool, const std::string& schema_field, bool schema_required);
+
 // Throws ApiError (400) naming the field at fault.
 ChatRequest parse_chat_request(const nlohmann::ordered_json& body, const ServerLimits& limits, uint64_t random_seed);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -77,6 +78,14 @@ std::optional<int32_t> read_max_tokens(const FieldReader& fields, const std::str
     throw invalid_request(fmt::format("'{}' is {}; this server generates at most {} tokens per request", param, *n,
                                       limits.max_tokens), param, "out_of_range");
   return static_cast<int32_t>(*n);
+}
+
+void read_max_tokens_cap(const FieldReader& fields, const std::string& name, const ServerLimits& limits,
+                         GenerationParams& p) {
+  if (const auto n = fields.integer(name, 1, kInt64Max))
+    p.max_tokens = static_cast<int32_t>(std::min<int64_t>(*n, limits.max_tokens));
+  p.max_tokens_is_cap = true;
+  p.max_tokens_param = fields.param(name);
 }
 
 engine::SamplingParams read_sampling(const FieldReader& fields, uint64_t random_seed) {

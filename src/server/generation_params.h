@@ -53,7 +53,11 @@ engine::SamplingParams read_sampling(const FieldReader& fields, uint64_t random_
 // stop strings (one string or an array), within the server's limits;
 std::vector<std::string> read_stop_strings(const FieldReader& fields, const std::string& name,
                                            const ServerLimits& limits);
-// a token count from 1 to the server's max_tokens.
+// a token count from 1 to the server's max_tokens;
 std::optional<int32_t> read_max_tokens(const FieldReader& fields, const std::string& name, const ServerLimits& limits);
+// a token count of 1 or more that is only a cap (Anthropic's max_tokens, the Responses API's
+// max_output_tokens): into `p` as max_tokens, lowered to the server's limit, with max_tokens_is_cap.
+void read_max_tokens_cap(const FieldReader& fields, const std::string& name, const ServerLimits& limits,
+                         GenerationParams& p);
 
 }  // namespace nanoserve::server

@@ -14,10 +14,6 @@
 namespace nanoserve::server {
 namespace {
 
-ApiError generation_failed(const std::string& message) {
-  return ApiError(500, "generation failed: " + message, "server_error");
-}
-
 // How the answer is written besides its shape: what the request asked for.
 struct AnswerOptions {
   bool include_usage = false;
@@ -77,16 +73,14 @@ void respond_whole(http::ResponseWriter& res, ServerState& state, std::span<engi
       body["choices"].push_back(std::move(choice));
   }
   body["usage"] = total_usage(ends);
-  res.send({.status = 200, .content_type = "application/json", .headers = {}, .body = json_text(body)});
+  res.send(json_response(body));
 }
 
 void stream_events(http::ResponseWriter& res, ServerState& state, std::span<engine::Stream* const> streams,
                    const ResponseHeader& header, const ResponseShape& shape, const AnswerOptions& options) {
   RequestLogRecord& log = this_thread_request_log();
   const size_t n = streams.size();
-  res.start_stream({.status = 200, .content_type = "text/event-stream",
-                    .headers = {{"Cache-Control", "no-cache"}}, .body = {}});
-  SseWriter sse([&res](std::string_view bytes) { return res.write(bytes); });
+  SseWriter sse = start_event_stream(res);
   // With include_usage every chunk has "usage": null but the last one, as OpenAI sends them.
   auto send_chunk = [&](size_t c, nlohmann::ordered_json chunk) {
     chunk["choices"][0]["index"] = c;

@@ -11,8 +11,7 @@
 namespace nanoserve::server {
 
 http::Response error_response(const ApiError& error, ErrorBody body) {
-  return http::Response{.status = error.status, .content_type = "application/json", .headers = {},
-                        .body = json_text(body(error))};
+  return json_response(body(error), error.status);
 }
 
 http::Handler with_api_errors(http::Handler handler, ErrorBody body) {

@@ -55,7 +55,10 @@ HttpServer::HttpServer(ServerOptions options, std::vector<ApiFamily> families)
   std::vector<http::Route> routes = generation_routes(state);
   for (http::Route& r : info_routes(state)) routes.push_back(std::move(r));
   for (const ApiFamily& family : families_)
-    for (http::Route& r : family.routes(state)) routes.push_back(std::move(r));
+    for (http::Route& r : family.routes(state)) {
+      r.handler = with_api_errors(std::move(r.handler), family.error_body);
+      routes.push_back(std::move(r));
+    }
   const std::string& origin = options_.cors_origin;
   const std::vector<http::Header> answer_headers = origin.empty() ? std::vector<http::Header>{} : cors_headers(origin);
   http::ServerHooks hooks{

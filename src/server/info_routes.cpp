@@ -11,16 +11,14 @@ namespace {
 
 void health(http::ResponseWriter& res, const ServerState& state) {
   const bool loaded = state.model() != nullptr;
-  res.send({.status = loaded ? 200 : 503, .content_type = "application/json", .headers = {},
-            .body = json_text({{"status", loaded ? "ok" : "loading"}})});
+  res.send(json_response({{"status", loaded ? "ok" : "loading"}}, loaded ? 200 : 503));
 }
 
 void models(http::ResponseWriter& res, const ServerState& state) {
   const auto model = state.loaded_model();
   const nlohmann::ordered_json entry = {
       {"id", model->name()}, {"object", "model"}, {"created", model->created()}, {"owned_by", "nanoserve"}};
-  res.send({.status = 200, .content_type = "application/json", .headers = {},
-            .body = json_text({{"object", "list"}, {"data", nlohmann::ordered_json::array({entry})}})});
+  res.send(json_response({{"object", "list"}, {"data", nlohmann::ordered_json::array({entry})}}));
 }
 
 void metrics(http::ResponseWriter& res, ServerState& state) {

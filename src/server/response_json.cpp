@@ -13,6 +13,10 @@ json object_header(const ResponseHeader& header, const char* object) {
 
 std::string json_text(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+http::Response json_response(const json& body, int status) {
+  return {.status = status, .content_type = "application/json", .headers = {}, .body = json_text(body)};
+}
+
 json usage_json(const engine::RequestStats& stats) {
   return {{"prompt_tokens", stats.prompt_tokens},
           {"completion_tokens", stats.completion_tokens},

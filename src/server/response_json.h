@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "http/response.h"
 
 namespace nanoserve::server {
 
@@ -21,6 +22,8 @@ struct ResponseHeader {
 
 // Serialized compactly; invalid UTF-8 is replaced (U+FFFD), never thrown on mid-response.
 std::string json_text(const nlohmann::ordered_json& value);
+// A whole answer whose body is `body`.
+http::Response json_response(const nlohmann::ordered_json& body, int status = 200);
 
 
 nlohmann::ordered_json usage_json(const engine::RequestStats& stats);

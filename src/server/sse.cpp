@@ -17,6 +17,12 @@ std::string sse_named_event(std::string_view name, const nlohmann::ordered_json&
 
 std::string sse_done() { return "data: [DONE]\n\n"; }
 
+SseWriter start_event_stream(http::ResponseWriter& res) {
+  res.start_stream({.status = 200, .content_type = "text/event-stream", .headers = {{"Cache-Control", "no-cache"}},
+                    .body = {}});
+  return SseWriter([&res](std::string_view bytes) { return res.write(bytes); });
+}
+
 SseWriter::SseWriter(std::function<bool(std::string_view)> write) : write_(std::move(write)) {}
 
 bool SseWriter::send(const nlohmann::ordered_json& data) { return send_raw(sse_event(data)); }

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "http/response_writer.h"
+
 namespace nanoserve::server {
 
 std::string sse_event(const nlohmann::ordered_json& data);
@@ -16,6 +18,12 @@ std::string sse_named_event(std::string_view name, const nlohmann::ordered_json&
 std::string sse_done();
 
 // Writes events to a connection, one write (and so one HTTP chunk on the wire) per event.
+class SseWriter;
+
+// Starts `res`'s answer as an event stream (200, text/event-stream, not cached) and returns the
+// writer of its events.
+SseWriter start_event_stream(http::ResponseWriter& res);
+
 class SseWriter {
  public:
   // `write` sends bytes to the client and says whether it could.
