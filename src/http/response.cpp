@@ -9,6 +9,7 @@ std::string_view reason_phrase(int status) {
     case 100: return "Continue";
     case 200: return "OK";
     case 204: return "No Content";
+    case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
@@ -32,10 +33,11 @@ std::string response_head(const Response& response, bool chunked, bool keep_aliv
   std::string head = fmt::format("HTTP/1.1 {} {}\r\n", response.status, reason_phrase(response.status));
   if (!response.content_type.empty()) head += fmt::format("Content-Type: {}\r\n", response.content_type);
   for (const Header& h : response.headers) head += fmt::format("{}: {}\r\n", h.name, h.value);
-  // A 204 has no body, and says nothing of its length (RFC 9110, 8.6).
+  // A 204 has no body, and says nothing of its length (RFC 9110, 8.6); nor does a 304, whose
+  // length would have to be that of the body it stands for.
   if (chunked) {
     head += "Transfer-Encoding: chunked\r\n";
-  } else if (response.status != 204) {
+  } else if (response.status != 204 && response.status != 304) {
     head += fmt::format("Content-Length: {}\r\n", response.body.size());
   }
   if (!keep_alive) head += "Connection: close\r\n";

@@ -4,8 +4,8 @@
 
 namespace nanoserve::http {
 
-ResponseWriter::ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_alive)
-    : exchange_(std::move(exchange)), keep_alive_(keep_alive) {}
+ResponseWriter::ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_alive, bool head_only)
+    : exchange_(std::move(exchange)), keep_alive_(keep_alive), head_only_(head_only) {}
 
 namespace {
 
@@ -24,8 +24,9 @@ void ResponseWriter::send(const Response& response) {
   if (started()) return;
   status_ = response.status;
   complete_ = true;
-  with_headers(response, extra_headers_,
-               [&](const Response& r) { return exchange_->append(whole_response(r, keep_alive_)); });
+  with_headers(response, extra_headers_, [&](const Response& r) {
+    return exchange_->append(head_only_ ? response_head(r, false, keep_alive_) : whole_response(r, keep_alive_));
+  });
 }
 
 bool ResponseWriter::start_stream(const Response& head) {
@@ -38,14 +39,14 @@ bool ResponseWriter::start_stream(const Response& head) {
 
 bool ResponseWriter::write(std::string_view data) {
   if (!streaming_ || complete_) return false;
-  if (data.empty()) return !exchange_->client_gone();
+  if (data.empty() || head_only_) return !exchange_->client_gone();
   return exchange_->append(chunk(data));
 }
 
 bool ResponseWriter::end_stream() {
   if (!streaming_ || complete_) return false;
   complete_ = true;
-  return exchange_->append(chunk_end());
+  return head_only_ ? !exchange_->client_gone() : exchange_->append(chunk_end());
 }
 
 void ResponseWriter::finish() { exchange_->finish(keep_alive_ && complete_); }

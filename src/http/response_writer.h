@@ -11,7 +11,8 @@ namespace nanoserve::http {
 
 class ResponseWriter {
  public:
-  ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_alive);
+  // `head_only` (a HEAD request): answers carry their head alone, Content-Length included.
+  ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_alive, bool head_only = false);
 
   void send(const Response& response);  // the whole answer (once)
   // A chunked answer: `head`'s status and headers now (its body is ignored), then write()
@@ -34,6 +35,7 @@ class ResponseWriter {
  private:
   std::shared_ptr<Exchange> exchange_;
   const bool keep_alive_;
+  const bool head_only_;
   std::vector<Header> extra_headers_;
   int status_ = 0;
   bool streaming_ = false;

@@ -353,12 +353,14 @@ class Server::Loop {
     return true;
   }
 
+  // HEAD is answered by the path's GET route, its body left out (RFC 9110, 9.3.2).
   const Route* find_route(const Request& request, bool* path_known) const {
     *path_known = false;
+    const std::string_view method = request.method == "HEAD" ? std::string_view("GET") : request.method;
     for (const Route& r : routes_) {
       if (r.path != request.path) continue;
       *path_known = true;
-      if (r.method == request.method) return &r;
+      if (r.method == method) return &r;
     }
     return nullptr;
   }
@@ -383,7 +385,7 @@ class Server::Loop {
     if (!route || (c.over_cap && !route->on_event_loop)) {
       const Response error = refusal(request, route, path_known);
       const bool close = c.over_cap || !keep_alive;
-      send_now(c, whole_response(error, !close));
+      send_now(c, request.method == "HEAD" ? response_head(error, false, !close) : whole_response(error, !close));
       answered(request, error.status);
       if (close) linger(it);
       return;
@@ -397,7 +399,7 @@ class Server::Loop {
     c.exchange = std::make_shared<Exchange>(c.fd, std::move(unsent), config_.limits.max_pending_response_bytes,
                                             [this, id] { ready(id); });
     auto job = [this, exchange = c.exchange, route, keep_alive, request = std::move(request)] {
-      ResponseWriter writer(exchange, keep_alive);
+      ResponseWriter writer(exchange, keep_alive, request.method == "HEAD");
       try {
         route->handler(request, writer);
       } catch (const std::exception& e) {

@@ -92,6 +92,18 @@ std::string RawConnection::read_response(std::chrono::milliseconds timeout) {
   }
 }
 
+std::string RawConnection::read_head(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (const size_t end = buffer_.find("\r\n\r\n"); end != std::string::npos) {
+      std::string head = buffer_.substr(0, end + 4);
+      buffer_.erase(0, end + 4);
+      return head;
+    }
+    if (!fill(deadline)) return "";
+  }
+}
+
 bool RawConnection::closed_by_server(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (fill(deadline)) {

@@ -21,6 +21,8 @@ class RawConnection {
   // One whole response (head, then a Content-Length or chunked body); "" when the
   // connection ends or `timeout` passes first.
   std::string read_response(std::chrono::milliseconds timeout);
+  // The head of an answer that has no body (to HEAD), up to its blank line; "" as above.
+  std::string read_head(std::chrono::milliseconds timeout);
   // Whether the server closes the connection within `timeout` (bytes before its end are read
   // and kept for read_response).
   bool closed_by_server(std::chrono::milliseconds timeout);

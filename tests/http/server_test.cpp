@@ -277,6 +277,27 @@ TEST_F(HttpServerTest, UnknownRoutesAndMethodsKeepTheConnection) {
   EXPECT_EQ(status_of(c.read_response(5s)), 200);
 }
 
+// A HEAD request gets the GET route's head (its Content-Length too) and no body: the answers
+// pipelined after it still parse.
+TEST_F(HttpServerTest, HeadIsAnsweredByTheGetRouteWithoutItsBody) {
+  stream_limit_ = 4096;
+  start();
+  RawConnection c(port_);
+  ASSERT_TRUE(c.send("HEAD /late HTTP/1.1\r\nHost: t\r\n\r\nHEAD /stream HTTP/1.1\r\nHost: t\r\n\r\n" + kHealth));
+  const std::string late = c.read_head(5s);
+  EXPECT_EQ(status_of(late), 200);
+  EXPECT_NE(late.find("Content-Length: 4\r\n"), std::string::npos) << late;
+  const std::string stream = c.read_head(5s);
+  EXPECT_EQ(status_of(stream), 200);
+  EXPECT_NE(stream.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << stream;
+  EXPECT_EQ(body_of(c.read_response(5s)), "ok");
+  // Refusals too: a POST route's 405, an unknown path's 404.
+  ASSERT_TRUE(c.send("HEAD /echo HTTP/1.1\r\nHost: t\r\n\r\nHEAD /nothing HTTP/1.1\r\nHost: t\r\n\r\n" + kHealth));
+  EXPECT_EQ(status_of(c.read_head(5s)), 405);
+  EXPECT_EQ(status_of(c.read_head(5s)), 404);
+  EXPECT_EQ(body_of(c.read_response(5s)), "ok");
+}
+
 TEST_F(HttpServerTest, ConnectionCloseIsHonouredOnceTheAnswerIsOut) {
   start();
   RawConnection c(port_);
