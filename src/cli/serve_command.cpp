@@ -234,6 +234,9 @@ void add_serve_command(CLI::App& app) {
       ->envname("NANOSERVE_LOGIT_BIAS");
   cmd->add_option("--mock-token-delay-us", e.mock_token_delay_us, "Mock engine: time per token")
       ->envname("NANOSERVE_MOCK_TOKEN_DELAY_US")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--mock-passage", e.mock_passage,
+                  "Mock engine: the text it answers with, repeated (default: a passage about a lighthouse keeper)")
+      ->envname("NANOSERVE_MOCK_PASSAGE");
   cmd->callback([a] { serve(*a); });
 }
 

@@ -27,7 +27,8 @@ std::unique_ptr<Engine> make_mock(const EngineOptions& options) {
                   .context_size = context_size_for(options.context_size, kDefaultContext),
                   .token_delay_us = options.mock_token_delay_us,
                   .max_concurrency = parallel_of(options),
-                  .queue_limit = options.queue_limit});
+                  .queue_limit = options.queue_limit,
+                  .passage = options.mock_passage.empty() ? kMockPassage : options.mock_passage});
 }
 
 // The batch engine's drafter ("" is its default, lookup).
@@ -53,6 +54,8 @@ void check_engine_options(const EngineOptions& o) {
     throw std::invalid_argument("the sequential engine generates one request at a time: --parallel must be 1");
   if (o.kind != "mock" && o.mock_token_delay_us != 0)
     throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
+  if (o.kind != "mock" && !o.mock_passage.empty())
+    throw std::invalid_argument("--mock-passage applies to --engine mock only");
   if (o.kind != "batch" && (o.kv_memory_bytes != 0 || o.step_tokens != 0))
     throw std::invalid_argument("--kv-memory and --step-tokens apply to --engine batch only");
   if (!o.prefix_cache.empty() && o.prefix_cache != "on" && o.prefix_cache != "off")

@@ -29,6 +29,7 @@ struct EngineOptions {
   std::string draft_model = "";  // spec "draft": the draft model's GGUF file
   // mock only
   int64_t mock_token_delay_us = 0;
+  std::string mock_passage = "";  // the text it repeats; empty: kMockPassage
 };
 
 // Requests generated at once when options.parallel is 0: batch 8, mock 4, sequential 1.

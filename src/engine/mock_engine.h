@@ -1,9 +1,10 @@
-// An engine without weights, for testing the server: it "generates" a fixed English passage
-// (tokenized once with the real tokenizer, so stop strings and UTF-8 split across tokens
-// behave as with a real model), over and over. Each step makes a logits row in which the
-// passage's next token leads by a wide margin, and sends it through the same sampling,
-// logit_bias and text pipeline as every engine: greedy gives the passage, a seed gives the
-// same text every time, logit_bias can ban or force tokens.
+// An engine without weights, for testing the server: it "generates" a fixed passage (English
+// by default, or any text a test needs the server to answer with; tokenized once with the real
+// tokenizer, so stop strings and UTF-8 split across tokens behave as with a real model), over
+// and over. Each step makes a logits row in which the passage's next token leads by a wide
+// margin, and sends it through the same sampling, logit_bias and text pipeline as every engine:
+// greedy gives the passage, a seed gives the same text every time, logit_bias can ban or force
+// tokens.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,9 @@
 
 namespace nanoserve::engine {
 
+// The passage the mock engine repeats by default (English with a few multi-byte characters).
+extern const char* const kMockPassage;
+
 struct MockOptions {
   std::string model_name = "mock";
   std::string chat_template = "";  // as a GGUF would give it; may be empty
@@ -27,10 +31,8 @@ struct MockOptions {
   int64_t token_delay_us = 0;   // time one token takes (a pretend forward pass)
   int max_concurrency = 4;      // requests generating at once, each on its own worker thread
   int64_t queue_limit = 64;     // requests waiting beyond those; more: QueueFull
+  std::string passage = kMockPassage;  // the text it repeats; not empty
 };
-
-// The passage the mock engine repeats (English with a few multi-byte characters).
-extern const char* const kMockPassage;
 
 class MockEngine final : public Engine {
  public:

@@ -55,6 +55,28 @@ TEST_F(MockEngineTest, GreedyWritesThePassageAndStopsAtMaxTokens) {
   EXPECT_EQ(again.tokens, one.tokens);
 }
 
+// --mock-passage: a test makes the server answer with text of its choosing (markup, say).
+TEST_F(MockEngineTest, APassageOfItsOwnIsWrittenInstead) {
+  const std::string passage = "<script>alert(1)</script> **bold** \xe2\x80\x94 end.";
+  MockEngine engine = make({.passage = passage});
+  const auto tokens = static_cast<int32_t>(engine.tokenizer().encode(passage, false).size());
+  EXPECT_EQ(read_to_end(*engine.submit(request(tokens))).text, passage);
+  EXPECT_THROW(make({.passage = ""}), std::invalid_argument);
+}
+
+TEST_F(MockEngineTest, ThePassageOptionIsTheMockEnginesOnly) {
+  const std::string m = test::tiny_model_path();
+  try {
+    check_engine_options({.kind = "batch", .model_path = m, .mock_passage = "hi"});
+    ADD_FAILURE() << "accepted --mock-passage with the batch engine";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--mock-passage"), std::string::npos) << e.what();
+  }
+  const std::unique_ptr<Engine> engine = make_engine({.kind = "mock", .model_path = m, .mock_passage = "Hi there."});
+  const auto tokens = static_cast<int32_t>(engine->tokenizer().encode("Hi there.", false).size());
+  EXPECT_EQ(read_to_end(*engine->submit(request(tokens))).text, "Hi there.");
+}
+
 TEST_F(MockEngineTest, SampledTextIsDeterministicPerSeed) {
   MockEngine engine = make();
   auto sampled = [&](uint64_t seed) {
