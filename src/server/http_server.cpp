@@ -16,10 +16,11 @@
 namespace nanoserve::server {
 namespace {
 
-// Every route but /health needs the key when one is set (health checks stay open). Checked
-// on the request's head, before its body is read.
+// Every route but /health and the chat page's needs the key when one is set (health checks stay
+// open; the page asks for the key itself). Checked on the request's head, before its body is read.
 std::optional<http::Response> check_api_key(const http::Request& head, const std::string& key, ErrorBody body) {
-  if (key.empty() || head.path == "/health" || bearer_token_matches(head.header("authorization"), key) ||
+  if (key.empty() || head.path == "/health" || is_static_page(head.path) ||
+      bearer_token_matches(head.header("authorization"), key) ||
       api_key_matches(head.header("x-api-key"), key))
     return std::nullopt;
   return error_response(ApiError(401, "missing or incorrect API key: send the header 'Authorization: Bearer <key>' "
@@ -54,6 +55,7 @@ HttpServer::HttpServer(ServerOptions options, std::vector<ApiFamily> families)
   ServerState& state = *state_;
   std::vector<http::Route> routes = generation_routes(state);
   for (http::Route& r : info_routes(state)) routes.push_back(std::move(r));
+  for (http::Route& r : static_routes()) routes.push_back(std::move(r));
   for (const ApiFamily& family : families_)
     for (http::Route& r : family.routes(state)) {
       r.handler = with_api_errors(std::move(r.handler), family.error_body);

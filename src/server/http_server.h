@@ -18,8 +18,8 @@ class ServerState;
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;          // 0: any free port (bind() says which)
-  std::string api_key;      // empty: none; else every route but /health needs `Authorization: Bearer <key>`
-                            // (or `x-api-key: <key>`)
+  std::string api_key;      // empty: none; else every route but /health and the chat page's needs
+                            // `Authorization: Bearer <key>` (or `x-api-key: <key>`)
   std::string cors_origin;  // empty: no cross-origin requests; else the origin allowed ("*": any)
   ServerLimits limits;
   size_t http_threads = 8;  // requests answered at once (a stream holds one for its whole length)

@@ -1,6 +1,7 @@
-// The HTTP routes: the OpenAI-compatible API and the operational endpoints.
+// The HTTP routes: the OpenAI-compatible API, the operational endpoints and the chat page.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "http/server.h"
@@ -12,5 +13,11 @@ namespace nanoserve::server {
 std::vector<http::Route> generation_routes(ServerState& state);
 // GET /health (answered on the event loop), GET /v1/models, GET /metrics.
 std::vector<http::Route> info_routes(ServerState& state);
+// The chat page (web/, built into the binary): GET / is its index.html, GET /<name> each of its
+// other files (HEAD too: the HTTP layer answers it with the GET route).
+std::vector<http::Route> static_routes();
+// Whether `path` is one of the chat page's: those need no API key, as a browser's navigation
+// cannot send one (the page sends the key with its own API calls).
+bool is_static_page(std::string_view path);
 
 }  // namespace nanoserve::server

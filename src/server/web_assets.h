@@ -1,0 +1,17 @@
+// The chat page's files (web/ at the top of the repository), built into the binary: the build
+// turns each into a byte string (cmake/embed_web.cmake writes the definition of web_assets()).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace nanoserve::server {
+
+struct WebAsset {
+  std::string_view name;   // the file's name in web/, e.g. "chat.css"
+  std::string_view bytes;  // its content
+};
+
+std::span<const WebAsset> web_assets();
+
+}  // namespace nanoserve::server
