@@ -4,7 +4,8 @@
 //
 // Blocks: paragraphs, ATX headings (# to ######), fenced code (``` or ~~~; the info string's
 // first word is the language; a fence not closed yet runs to the end, as while an answer
-// streams), lists (-, *, + or 1. 1)) whose items hold blocks, and rules (---).
+// streams), code indented by four spaces, lists (-, *, + or 1. 1)) whose items hold blocks, and
+// rules (---).
 // Inline: `code`, *em* and _em_, **strong** and __strong__ (nested), [text](url) where url is an
 // absolute http(s) URL (anything else stays text), and backslash escapes.
 //
@@ -32,6 +33,8 @@ function parseBlocks(lines) {
     let m;
     if (isBlank(line)) {
       i += 1;
+    } else if (indentOf(line) >= 4) {
+      i = readIndentedCode(lines, i, blocks);
     } else if ((m = FENCE.exec(line)) && !(m[2][0] === '`' && line.slice(m[0].length).includes('`'))) {
       i = readFence(lines, i, m, blocks);
     } else if ((m = HEADING.exec(line))) {
@@ -72,6 +75,15 @@ function readFence(lines, start, [, indent, fence, lang], blocks) {
   }
   blocks.push({ type: 'code', lang, text: code.join('\n') });
   return i + 1;  // past the closing fence (or the end)
+}
+
+// Lines indented by four spaces or more (and the blank ones between them), less those four.
+function readIndentedCode(lines, start, blocks) {
+  let end = start;
+  for (let i = start; i < lines.length && (isBlank(lines[i]) || indentOf(lines[i]) >= 4); i += 1)
+    if (!isBlank(lines[i])) end = i + 1;
+  blocks.push({ type: 'code', lang: '', text: lines.slice(start, end).map((line) => line.slice(4)).join('\n') });
+  return end;
 }
 
 function readParagraph(lines, start, blocks) {

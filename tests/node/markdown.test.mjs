@@ -20,6 +20,13 @@ test('fenced code blocks keep their text as it is', () => {
   assert.deepEqual(parseMarkdown('```js\nlet a = 1;\nlet b'), [{ type: 'code', lang: 'js', text: 'let a = 1;\nlet b' }]);
 });
 
+test('code indented by four spaces is a block of its own, but does not interrupt a paragraph', () => {
+  assert.deepEqual(parseMarkdown('    def f():\n\n        return 1\n\nText\n    more text'), [
+    { type: 'code', lang: '', text: 'def f():\n\n    return 1' },
+    paragraph(text('Text\nmore text')),
+  ]);
+});
+
 test('inline code is literal', () => {
   assert.deepEqual(parseInline('call `f(*args)` now'), [text('call '), { type: 'code', text: 'f(*args)' }, text(' now')]);
   assert.deepEqual(parseInline('`` a`b ``'), [{ type: 'code', text: 'a`b' }]);
