@@ -14,7 +14,7 @@ export const qwen3VocabModel = `${sharedDir}/golden/models/qwen3vocab-qwen3-Q8_0
 
 // Why the tests that need ../shared are skipped, or false when they run. Under CI=true or
 // NANOSERVE_REQUIRE_SHARED=1 (make check) they run, and fail when the file is missing.
-const required = process.env.CI === 'true' || process.env.NANOSERVE_REQUIRE_SHARED === '1';
+export const required = process.env.CI === 'true' || process.env.NANOSERVE_REQUIRE_SHARED === '1';
 export const missingShared = !required && !existsSync(tinyModel) && `missing test data ${tinyModel}`;
 
 // The start of the mock engine's passage (src/engine/mock_engine.cpp): greedy text begins so.
