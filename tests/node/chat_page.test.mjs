@@ -3,7 +3,8 @@
 // can be watched and stopped) with --api-key, then a real model (pycoder). What a user relies
 // on: the key is asked for once and kept; the answer streams in and renders as Markdown; Stop
 // ends it and the server cancels the generation; the engine's figures appear under it; the
-// second message carries the history; markup in the model's output is text and runs nothing.
+// second message carries the history; markup in the model's output is text and runs nothing;
+// a model's reasoning is folded above its answer.
 //
 // Skipped, saying why, without chromium or ../shared (failed instead under CI=true or
 // NANOSERVE_REQUIRE_SHARED=1). NANOSERVE_SCREENSHOT=1 saves the real model's answer as
@@ -16,13 +17,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
-import { startServer, tinyModel, sharedDir, missingShared, required } from './serve_helpers.mjs';
+import { startServer, tinyModel, qwen3VocabModel, sharedDir, missingShared, required } from './serve_helpers.mjs';
 
-const chromiumPath = process.env.NANOSERVE_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find(existsSync);
+const chromiumPath = (process.env.NANOSERVE_CHROMIUM ? [process.env.NANOSERVE_CHROMIUM] :
+  ['/usr/bin/chromium', '/usr/bin/chromium-browser']).find(existsSync);
+const noChromium = !chromiumPath && 'chromium is not installed (Debian: apt-get install chromium; or set NANOSERVE_CHROMIUM)';
+const skip = missingShared || (!required && noChromium);
 const pycoder = `${sharedDir}/models/pycoder/pycoder-q8_0.gguf`;
-const skip = missingShared ||
-  (!required && !chromiumPath && 'chromium is not installed (Debian: apt-get install chromium; or set NANOSERVE_CHROMIUM)') ||
-  (!required && !existsSync(pycoder) && `missing test data ${pycoder}`);
+const skipRealModel = skip || (!required && !existsSync(pycoder) && `missing test data ${pycoder}`);
 
 const apiKey = 'page-test-key';
 // What the mock engine answers, over and over: Markdown, and markup that must stay text.
@@ -37,6 +39,7 @@ const pageErrors = [];
 
 before(async () => {
   if (skip) return;
+  if (noChromium) throw new Error(noChromium);
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
   mock = await startServer(['--engine', 'mock', '--model', tinyModel, '--api-key', apiKey,
     '--mock-token-delay-us', '10000', '--mock-passage', passage]);
@@ -169,7 +172,31 @@ test('Stop ends the answer mid-way and the server cancels its generation', { ski
   assert.equal(await page.isEnabled('#send'), true);
 });
 
-test('a real model answers in the page', { skip }, async () => {
+// A model of Qwen3's vocabulary (the mock engine answering) thinks before it answers.
+test('reasoning is folded above the answer', { skip }, async () => {
+  const server = await startServer(['--engine', 'mock', '--model', qwen3VocabModel,
+    '--mock-passage', '<think>Weighing it up.</think>\n\nThe answer is **42**.\n']);
+  const p = await browser.newPage();
+  try {
+    await p.goto(`${server.baseURL}/`);
+    await openSettings(p);
+    await p.fill('#temperature', '0');
+    await p.fill('#max-tokens', '17');  // the passage once, in that vocabulary
+    const { answer } = await sendAndWatch(p, 'What is it?');
+    const reasoning = answer.locator('details.reasoning');
+    assert.equal(await reasoning.isVisible(), true);
+    assert.equal(await reasoning.getAttribute('open'), null, 'folded');
+    assert.equal(await reasoning.locator('summary').textContent(), 'Reasoning');
+    assert.equal(await reasoning.locator('div').textContent(), 'Weighing it up.');
+    assert.equal((await answer.locator('.answer').textContent()).trim(), 'The answer is 42.');
+    assert.equal(await answer.locator('.answer strong').textContent(), '42');
+  } finally {
+    await p.close();
+    assert.equal(await server.stop(), 0);
+  }
+});
+
+test('a real model answers in the page', { skip: skipRealModel }, async () => {
   const server = await startServer(['--model', pycoder]);
   const p = await browser.newPage({ viewport: { width: 1000, height: 720 } });
   try {
