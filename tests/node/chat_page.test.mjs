@@ -57,11 +57,17 @@ after(async () => {
 
 const answers = (p) => p.locator('.message.assistant');
 
-// Sends `text` from the composer (Enter), and samples the last answer's text while it is
-// written; resolves to the samples once its figures (or a note) appear under it.
+// Types `text` into the composer (Shift+Enter between its lines), sends it (Enter), and samples
+// the new answer's text while it is written; resolves to the samples once its figures (or a
+// note) appear under it.
 async function sendAndWatch(p, text) {
   const count = await answers(p).count();
-  await p.fill('#prompt', text);
+  const [first, ...more] = text.split('\n');
+  await p.fill('#prompt', first);
+  for (const line of more) {
+    await p.press('#prompt', 'Shift+Enter');
+    await p.keyboard.type(line);
+  }
   await p.press('#prompt', 'Enter');
   const answer = answers(p).nth(count);
   const samples = [];
@@ -136,14 +142,14 @@ test('the second message carries the history, the system prompt first', { skip }
   const first = await answers(page).last().locator('.answer').textContent();
   await page.fill('#system', 'Answer briefly.');
   const sent = page.waitForRequest((r) => r.url().endsWith('/v1/chat/completions'));
-  const { answer } = await sendAndWatch(page, 'And again?');
+  const { answer } = await sendAndWatch(page, 'And again?\nShorter.');
   const body = (await sent).postDataJSON();
   assert.deepEqual(body.messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
   assert.equal(body.messages[0].content, 'Answer briefly.');
   assert.equal(body.messages[1].content, 'Show me some formatting.');
   assert.ok(passage.startsWith(body.messages[2].content), 'the first answer as the model wrote it (Markdown)');
   assert.ok(body.messages[2].content.includes('**bold**') && first.includes('bold'));
-  assert.equal(body.messages[3].content, 'And again?');
+  assert.equal(body.messages[3].content, 'And again?\nShorter.');  // Shift+Enter: a new line, not sent
   assert.equal(body.stream, true);
   assert.equal(body.max_tokens, 100);
   assert.equal(body.temperature, 0);
