@@ -144,8 +144,10 @@ std::vector<std::string> malformed_requests() {
   // Completions' own fields.
   for (const std::string prompt : {"5", "{}", "[[1,2],[3]]", "[1, 99999999]", "[-1]", "[\"a\", 1]", "\"\"", "[]"})
     out.push_back(post("/v1/completions", R"({"model":"m","prompt":)" + prompt + "}"));
-  // Unknown routes and methods, each in the same error shape.
-  for (const std::string target : {"/", "/v1", "/v1/chat", "/v1/embeddings", "/admin", "/../../etc/passwd", "/%00"})
+  // Unknown routes and methods, each in the same error shape (the chat page is at / alone, not at
+  // /index.html).
+  for (const std::string target :
+       {"/index.html", "/v1", "/v1/chat", "/v1/embeddings", "/admin", "/../../etc/passwd", "/%00"})
     for (const std::string method : {"GET", "POST", "DELETE", "PUT"})
       out.push_back(method + " " + target + " HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
   // Repeat the lot with a keep-alive header and with HTTP/1.0 where it parses alike, until 1,000.
