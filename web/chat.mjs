@@ -54,17 +54,22 @@ async function send(text) {
   setRunning(controller);
   let content = '';
   let reasoning = '';
+  let figures = null;  // the last chunk: usage and the engine's stats
+  let note = null;  // why the answer ended early
   try {
     for await (const chunk of api.chatStream(requestBody(), controller.signal)) {
       const delta = chunk.choices[0]?.delta ?? {};
       content += delta.content ?? '';
       reasoning += delta.reasoning_content ?? '';
       answer.update(content, reasoning);
-      if (chunk.nanoserve) answer.showStats(chunk.usage, chunk.nanoserve);
+      if (chunk.nanoserve) figures = chunk;
     }
   } catch (error) {
-    answer.showNote(controller.signal.aborted ? 'Stopped.' : `Error: ${error.message}`, !controller.signal.aborted);
+    note = controller.signal.aborted ? 'Stopped.' : `Error: ${error.message}`;
   }
+  answer.flush();  // the whole text is on the page before the line under it
+  if (note) answer.showNote(note, !controller.signal.aborted);
+  else if (figures) answer.showStats(figures.usage, figures.nanoserve);
   // What was written stays in the history, a stopped answer too; a turn without an answer
   // leaves it, so that the next message does not follow an unanswered one.
   if (content) turns.push({ role: 'assistant', content });
@@ -133,6 +138,13 @@ class AnswerView {
   update(content, reasoning) {
     this.#pending = [content, reasoning];
     this.#frame ||= requestAnimationFrame(() => this.#draw());
+  }
+
+  // Draws what is still to be drawn now: the answer is over.
+  flush() {
+    if (!this.#frame) return;
+    cancelAnimationFrame(this.#frame);
+    this.#draw();
   }
 
   #draw() {

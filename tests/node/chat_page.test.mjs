@@ -3,8 +3,8 @@
 // can be watched and stopped) with --api-key, then a real model (pycoder). What a user relies
 // on: the key is asked for once and kept; the answer streams in and renders as Markdown; Stop
 // ends it and the server cancels the generation; the engine's figures appear under it; the
-// second message carries the history; markup in the model's output is text and runs nothing;
-// a model's reasoning is folded above its answer.
+// second message carries the history; a refused request says why; markup in the model's
+// output is text and runs nothing; a model's reasoning is folded above its answer.
 //
 // Skipped, saying why, without chromium or ../shared (failed instead under CI=true or
 // NANOSERVE_REQUIRE_SHARED=1). NANOSERVE_SCREENSHOT=1 saves the real model's answer as
@@ -138,13 +138,20 @@ test('markup in the output is shown as text and runs nothing', { skip }, async (
   assert.ok(!requested.includes('/x'), `the page fetched ${requested}`);
 });
 
+test("the server's refusal is shown under the message, and the turn is not kept", { skip }, async () => {
+  await page.fill('#max-tokens', '5000');  // past the server's --max-tokens
+  const { answer } = await sendAndWatch(page, 'Too long a wish.');
+  assert.match(await answer.locator('.stats').textContent(), /^Error: 'max_tokens' is 5000; this server generates at most/);
+  await page.fill('#max-tokens', '100');  // the next test's history has no trace of it
+});
+
 test('the second message carries the history, the system prompt first', { skip }, async () => {
-  const first = await answers(page).last().locator('.answer').textContent();
+  const first = await answers(page).first().locator('.answer').textContent();
   await page.fill('#system', 'Answer briefly.');
   const sent = page.waitForRequest((r) => r.url().endsWith('/v1/chat/completions'));
   const { answer } = await sendAndWatch(page, 'And again?\nShorter.');
   const body = (await sent).postDataJSON();
-  assert.deepEqual(body.messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);
+  assert.deepEqual(body.messages.map((m) => m.role), ['system', 'user', 'assistant', 'user']);  // not the refused turn
   assert.equal(body.messages[0].content, 'Answer briefly.');
   assert.equal(body.messages[1].content, 'Show me some formatting.');
   assert.ok(passage.startsWith(body.messages[2].content), 'the first answer as the model wrote it (Markdown)');
