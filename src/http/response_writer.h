@@ -12,7 +12,7 @@ namespace nanoserve::http {
 class ResponseWriter {
  public:
   // `head_only` (a HEAD request): answers carry their head alone, Content-Length included.
-  ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_alive, bool head_only = false);
+  ResponseWriter(std::shared_ptr<Exchange> exchange, bool keep_alive, bool head_only);
 
   void send(const Response& response);  // the whole answer (once)
   // A chunked answer: `head`'s status and headers now (its body is ignored), then write()
