@@ -57,7 +57,7 @@ async function send(text) {
   let figures = null;  // the last chunk: usage and the engine's stats
   let note = null;  // why the answer ended early
   try {
-    for await (const chunk of api.chatStream(requestBody(), controller.signal)) {
+    for await (const chunk of api.chatStream(requestBody(turns), controller.signal)) {
       const delta = chunk.choices[0]?.delta ?? {};
       content += delta.content ?? '';
       reasoning += delta.reasoning_content ?? '';
@@ -77,16 +77,16 @@ async function send(text) {
   setRunning(null);
 }
 
-function requestBody() {
+function requestBody(turns) {
   const system = $('system').value.trim();
-  const body = {
+  // An empty field leaves the server's default (JSON.stringify drops what is undefined).
+  const number = (id) => ($(id).value === '' ? undefined : Number($(id).value));
+  return {
     model,
-    messages: system ? [{ role: 'system', content: system }, ...history] : history,
-    temperature: Number($('temperature').value),
+    messages: system ? [{ role: 'system', content: system }, ...turns] : turns,
+    temperature: number('temperature'),
+    max_tokens: number('max-tokens'),
   };
-  const maxTokens = $('max-tokens').value;
-  if (maxTokens) body.max_tokens = Number(maxTokens);
-  return body;
 }
 
 function setRunning(controller) {
