@@ -24,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxRedirects = 5;
+constexpr int kMaxPages = 100;
 constexpr size_t kMaxErrorBody = 64 * 1024;
 
 // HF_HUB_OFFLINE's true values, as huggingface_hub reads them.
@@ -112,9 +113,23 @@ std::string refusal(const Answer& a, const HubConfig& hub, const std::string& re
   return fmt::format("{}: HTTP {} from the Hub{}{}", what, a.status, text.empty() ? "" : ": ", text);
 }
 
-httplib::Headers token_headers(const HubConfig& hub) {
-  if (hub.token.empty()) return {};
-  return {{"Authorization", "Bearer " + hub.token}};
+// Only the Hub gets the token: the hosts it redirects to are other parties.
+void add_token(httplib::Headers& headers, const HubConfig& hub, const Url& url) {
+  if (!hub.token.empty() && url.origin == parse_url(hub.endpoint).origin)
+    headers.emplace("Authorization", "Bearer " + hub.token);
+}
+
+// The URL of the next page from a Link header (RFC 8288: <URL>; rel="next", ...), or "".
+std::string next_page(const std::string& link) {
+  for (size_t begin = 0; begin < link.size();) {
+    const size_t end = std::min(link.find(',', begin), link.size());
+    const std::string entry = link.substr(begin, end - begin);
+    const size_t open = entry.find('<'), close = entry.find('>');
+    if (entry.find("rel=\"next\"") != std::string::npos && open != std::string::npos && close > open)
+      return entry.substr(open + 1, close - open - 1);
+    begin = end + 1;
+  }
+  return "";
 }
 
 std::vector<RepoFile> parse_file_list(const std::string& body, const std::string& repo) {
@@ -175,17 +190,29 @@ HubConfig HubConfig::from_environment() {
 
 std::vector<RepoFile> list_repo_files(const HubConfig& hub, const std::string& repo) {
   if (hub.offline) throw std::runtime_error("HF_HUB_OFFLINE is set, so the Hub was not asked for " + repo + "'s files");
-  const Url url = parse_url(hub.endpoint + "/api/models/" + repo + "/tree/main?recursive=true");
-  std::string body;
-  const Answer a = get(hub, url, token_headers(hub), [](const httplib::Response&) { return true; },
-                       [&](const char* data, size_t n) {
-                         body.append(data, n);
-                         return true;
-                       });
-  if (a.error != httplib::Error::Success) throw std::runtime_error(transport_failure(url, a.error));
-  if (a.status != 200)
-    throw std::runtime_error(refusal(a, hub, repo, "listing its files", "no model repo " + repo + " on " + hub.endpoint));
-  return parse_file_list(body, repo);
+  Url url = parse_url(hub.endpoint + "/api/models/" + repo + "/tree/main?recursive=true");
+  std::vector<RepoFile> files;
+  // A long list comes in pages, each naming the next in its Link header.
+  for (int page = 1;; ++page) {
+    httplib::Headers headers;
+    add_token(headers, hub, url);
+    std::string body;
+    const Answer a = get(hub, url, headers, [](const httplib::Response&) { return true; },
+                         [&](const char* data, size_t n) {
+                           body.append(data, n);
+                           return true;
+                         });
+    if (a.error != httplib::Error::Success) throw std::runtime_error(transport_failure(url, a.error));
+    if (a.status != 200)
+      throw std::runtime_error(
+          refusal(a, hub, repo, "listing its files", "no model repo " + repo + " on " + hub.endpoint));
+    const std::vector<RepoFile> listed = parse_file_list(body, repo);
+    files.insert(files.end(), listed.begin(), listed.end());
+    const std::string next = next_page(header(a, "Link"));
+    if (next.empty()) return files;
+    if (page == kMaxPages) throw std::runtime_error("the Hub's list of " + repo + "'s files goes on past 100 pages");
+    url = follow_location(url, next);
+  }
 }
 
 void download_file(const HubConfig& hub, const std::string& repo, const RepoFile& file, const fs::path& part) {
@@ -198,14 +225,12 @@ void download_file(const HubConfig& hub, const std::string& repo, const RepoFile
     throw std::runtime_error("another process is downloading " + part.string() + "; let it finish, or pull again");
   if (have >= file.size && ::ftruncate(out.fd, 0) == 0) have = 0;  // more than the file (or all of it, unchecked)
 
-  const std::string hub_origin = parse_url(hub.endpoint).origin;
   Url url = parse_url(hub.endpoint + "/" + repo + "/resolve/main/" + escape_path(file.path));
   const std::string kept = fmt::format("what arrived is kept in {}: pull again to resume", part.string());
   for (int hops = 0;; ++hops) {
     httplib::Headers headers = {{"Accept-Encoding", "identity"}};  // the bytes as stored: sizes and ranges count them
     if (have > 0) headers.emplace("Range", fmt::format("bytes={}-", have));
-    // Only the Hub gets the token: the file host it redirects to is another party.
-    if (!hub.token.empty() && url.origin == hub_origin) headers.emplace("Authorization", "Bearer " + hub.token);
+    add_token(headers, hub, url);
     std::optional<DownloadProgress> progress;
     std::string failure;
     const Answer a = get(

@@ -1,5 +1,5 @@
 // The Hugging Face Hub's HTTP API, the two calls a pull needs: a repo's file list
-// (GET {endpoint}/api/models/{repo}/tree/main?recursive=true) and a file's bytes
+// (GET {endpoint}/api/models/{repo}/tree/main?recursive=true, page by page) and a file's bytes
 // (GET {endpoint}/{repo}/resolve/main/{path}, which redirects to a file host). Every failure
 // throws std::runtime_error with what to do about it.
 #pragma once

@@ -101,7 +101,14 @@ void FakeHub::route_hub() {
                       {"lfs", {{"oid", sha}, {"size", f.content.size()}, {"pointerSize", 134}}}});
     }
     list.push_back({{"type", "file"}, {"oid", "5678"}, {"size", 12}, {"path", "README.md"}});  // in git, not LFS
-    res.set_content(list.dump(), "application/json");
+    const size_t first = req.has_param("cursor") ? std::stoul(req.get_param_value("cursor")) : 0;
+    const size_t end = page_size == 0 ? list.size() : std::min(list.size(), first + page_size);
+    if (end < list.size()) {
+      std::string link = "<";  // appended: g++ 12 warns falsely on "<" + a std::string (-Wrestrict)
+      link += endpoint() + req.path + "?recursive=true&cursor=" + std::to_string(end) + ">; rel=\"next\"";
+      res.set_header("Link", link);
+    }
+    res.set_content(nlohmann::json(list.begin() + first, list.begin() + end).dump(), "application/json");
   });
   hub_.Get(R"(/([^/]+/[^/]+)/resolve/main/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(mutex_);

@@ -45,6 +45,8 @@ class FakeHub {
   std::atomic<long> drop_after{-1};
   // The file host answers every request with the whole file (200), Range or not.
   std::atomic<bool> ignore_range{false};
+  // Entries per page of a file list (0: all in one), the next page named in a Link header.
+  std::atomic<size_t> page_size{0};
 
   struct Seen {
     std::string path, authorization, range;

@@ -101,6 +101,18 @@ TEST_F(Pull, TheTokenGoesToTheHubButNotToTheFileHost) {
   EXPECT_EQ(hub_.file_requests()[0].authorization, "");
 }
 
+TEST_F(Pull, ALongFileListIsReadPageByPage) {
+  hub_.add_repo("org/Private-GGUF", {{{"p-Q4_K_M.gguf", q4_}, {"p-Q8_0.gguf", q8_}}, /*is_private=*/true});
+  hub_.page_size = 1;  // a folder, two .gguf files, a README: four pages
+  EXPECT_EQ(test::read_file(pull("org/Private-GGUF", hub_.config(test::kFakeToken)).at(0)), q8_);
+  const auto asked = hub_.hub_requests();
+  ASSERT_EQ(asked.size(), 5u);  // four pages, then resolve
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(asked[i].path, "/api/models/org/Private-GGUF/tree/main");
+    EXPECT_EQ(asked[i].authorization, "Bearer hf_test_token");  // every page is the Hub's
+  }
+}
+
 TEST_F(Pull, ADroppedConnectionKeepsThePartAndTheNextPullResumes) {
   hub_.drop_after = 200'000;
   const std::string e = pull_error("org/Model-GGUF", hub_.config());
