@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -61,12 +62,15 @@ bool ModelCache::has(const std::string& repo, const RepoFile& file) const {
 std::optional<std::vector<RepoFile>> ModelCache::saved_file_list(const std::string& repo) const {
   std::ifstream in(root_ / repo / kFileList);
   if (!in) return std::nullopt;
-  const nlohmann::json list = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!list.is_array()) return std::nullopt;  // damaged: the Hub is asked again
-  std::vector<RepoFile> files;
-  for (const nlohmann::json& f : list)
-    files.push_back({f.value("path", ""), f.value("size", uint64_t{0}), f.value("sha256", "")});
-  return files;
+  try {
+    const nlohmann::json saved = nlohmann::json::parse(in);
+    std::vector<RepoFile> files;
+    for (const nlohmann::json& f : saved.at("files"))
+      files.push_back({f.at("path"), f.at("size"), f.at("sha256")});
+    return files;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // damaged: the Hub is asked again
+  }
 }
 
 void ModelCache::save_file_list(const std::string& repo, const std::vector<RepoFile>& files) const {
@@ -76,7 +80,10 @@ void ModelCache::save_file_list(const std::string& repo, const std::vector<RepoF
   fs::create_directories(dir);
   // Written beside, then renamed: a concurrent reader sees the old list or the new one.
   const fs::path tmp = dir / fmt::format("{}.{}.tmp", kFileList, ::getpid());
-  std::ofstream(tmp) << list.dump(1);
+  std::ofstream out(tmp);
+  out << nlohmann::json{{"files", list}}.dump(1);
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
   fs::rename(tmp, dir / kFileList);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "hub/fake_hub.h"
@@ -176,6 +177,16 @@ TEST_F(Pull, ACachedModelNeedsNoHub) {
   const std::string e = pull_error("org/Model-GGUF", offline);
   EXPECT_NE(e.find("org/Model-GGUF is not in the cache"), std::string::npos) << e;
   EXPECT_NE(e.find("HF_HUB_OFFLINE is set"), std::string::npos) << e;
+}
+
+TEST_F(Pull, ADamagedSavedListIsAskedForAgain) {
+  const auto first = pull("org/Model-GGUF", hub_.config());
+  std::ofstream(fs::path(root_) / "org/Model-GGUF/.files.json") << R"({"files": [{"path": 1}]})";
+  EXPECT_EQ(pull("org/Model-GGUF", hub_.config()), first);
+  EXPECT_EQ(hub_.file_requests().size(), 1u);  // the file was there: only the list was fetched again
+  HubConfig offline = hub_.config();
+  offline.offline = true;
+  EXPECT_EQ(pull("org/Model-GGUF", offline), first);  // and saved again
 }
 
 TEST_F(Pull, NoNetworkSaysSoAndThatALocalFileWorks) {
