@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +48,7 @@ struct Answer {
 Answer get(const HubConfig& hub, const Url& url, const httplib::Headers& headers,
            const std::function<bool(const httplib::Response&)>& on_content,
            const std::function<bool(const char*, size_t)>& receive) {
+  if (hub.offline) throw std::runtime_error("HF_HUB_OFFLINE is set: not connecting to " + url.origin);
   httplib::Client client(url.origin);
   client.set_connection_timeout(hub.connect_timeout);
   client.set_read_timeout(hub.read_timeout);
@@ -189,7 +191,6 @@ HubConfig HubConfig::from_environment() {
 }
 
 std::vector<RepoFile> list_repo_files(const HubConfig& hub, const std::string& repo) {
-  if (hub.offline) throw std::runtime_error("HF_HUB_OFFLINE is set, so the Hub was not asked for " + repo + "'s files");
   Url url = parse_url(hub.endpoint + "/api/models/" + repo + "/tree/main?recursive=true");
   std::vector<RepoFile> files;
   // A long list comes in pages, each naming the next in its Link header.
@@ -216,7 +217,6 @@ std::vector<RepoFile> list_repo_files(const HubConfig& hub, const std::string& r
 }
 
 void download_file(const HubConfig& hub, const std::string& repo, const RepoFile& file, const fs::path& part) {
-  if (hub.offline) throw std::runtime_error("HF_HUB_OFFLINE is set, so " + file.path + " was not downloaded");
   uint64_t have = size_on_disk(part);
   OpenFile out{::open(part.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)};
   if (out.fd < 0) throw std::runtime_error("cannot write " + part.string() + ": " + std::strerror(errno));
