@@ -47,7 +47,10 @@ void list() {
     return;
   }
   size_t repo_width = 4, file_width = 4;
-  for (const auto& f : files) repo_width = std::max(repo_width, f.repo.size()), file_width = std::max(file_width, f.file.size());
+  for (const auto& f : files) {
+    repo_width = std::max(repo_width, f.repo.size());
+    file_width = std::max(file_width, f.file.size());
+  }
   fmt::print("{:<{}}  {:<{}}  {:>9}\n", "REPO", repo_width, "FILE", file_width, "SIZE");
   for (const auto& f : files) {
     const std::string note = f.state == "partial"   ? "  partial: pulling it again resumes"

@@ -22,7 +22,8 @@ DownloadProgress::DownloadProgress(std::string label, uint64_t total, uint64_t s
       began_(Clock::now()),
       last_draw_(began_ - std::chrono::seconds(1)),
       tenths_shown_(total > 0 ? static_cast<int>(start * 10 / total) : 0) {
-  if (start > 0) fmt::print(out_, "nanoserve: {}: resuming at {} of {}\n", label_, human_bytes(start), human_bytes(total));
+  if (start > 0)
+    fmt::print(out_, "nanoserve: {}: resuming at {} of {}\n", label_, human_bytes(start), human_bytes(total));
 }
 
 std::string DownloadProgress::status(uint64_t done) const {

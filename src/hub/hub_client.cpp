@@ -80,7 +80,9 @@ std::string header(const Answer& a, const std::string& name) {
 std::string transport_failure(const Url& url, httplib::Error error) {
   std::string why;
   switch (error) {
-    case httplib::Error::Connection: why = "could not connect (no network, a DNS failure, or a wrong HF_ENDPOINT)"; break;
+    case httplib::Error::Connection:
+      why = "could not connect (no network, a DNS failure, or a wrong HF_ENDPOINT)";
+      break;
     case httplib::Error::ConnectionTimeout: why = "the connection timed out (no network?)"; break;
     case httplib::Error::SSLConnection: why = "the TLS handshake failed"; break;
     case httplib::Error::SSLLoadingCerts:
@@ -176,7 +178,9 @@ uint64_t size_on_disk(const fs::path& path) {
   return fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
 }
 
-bool is_redirect(int status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
+bool is_redirect(int status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
 
 }  // namespace
 

@@ -49,7 +49,8 @@ fs::path ModelCache::path_of(const std::string& repo, const std::string& file) c
   if (relative.is_absolute() || std::any_of(relative.begin(), relative.end(), [](const fs::path& part) {
         return part == ".." || part == ".";
       }))
-    throw std::runtime_error("the Hub lists a file of " + repo + " at \"" + file + "\", a path nanoserve does not store");
+    throw std::runtime_error("the Hub lists a file of " + repo + " at \"" + file +
+                             "\", a path nanoserve does not store");
   return root_ / repo / relative;
 }
 

@@ -19,7 +19,8 @@ std::string sha256_of_file(const std::filesystem::path& path) {
     throw std::runtime_error("OpenSSL could not start a SHA-256 digest");
   std::vector<unsigned char> buffer(1 << 20);
   size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) EVP_DigestUpdate(ctx.get(), buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0)
+    EVP_DigestUpdate(ctx.get(), buffer.data(), n);
   if (std::ferror(file.get())) throw std::runtime_error("cannot read " + path.string() + ": " + std::strerror(errno));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;

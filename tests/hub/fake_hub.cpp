@@ -13,7 +13,10 @@ std::string sha256_hex(const std::string& bytes) {
   unsigned int length = 0;
   EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
   std::string hex;
-  for (unsigned int i = 0; i < length; ++i) hex += "0123456789abcdef"[digest[i] >> 4], hex += "0123456789abcdef"[digest[i] & 15];
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += "0123456789abcdef"[digest[i] >> 4];
+    hex += "0123456789abcdef"[digest[i] & 15];
+  }
   return hex;
 }
 
@@ -142,8 +145,9 @@ void FakeHub::route_file_host() {
     if (!range.empty() && !ignore_range) {
       start = std::stoul(range.substr(range.find('=') + 1));
       res.status = 206;
-      res.set_header("Content-Range", "bytes " + std::to_string(start) + "-" + std::to_string(file->content.size() - 1) +
-                                          "/" + std::to_string(file->content.size()));
+      const std::string size = std::to_string(file->content.size());
+      res.set_header("Content-Range",
+                     "bytes " + std::to_string(start) + "-" + std::to_string(file->content.size() - 1) + "/" + size);
     }
     const std::string body = file->content.substr(start);
     const long drop = drop_after.exchange(-1);

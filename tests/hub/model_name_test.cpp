@@ -32,7 +32,8 @@ TEST(ModelName, TheThreeForms) {
 }
 
 TEST(ModelName, LocalPathsAreNotNames) {
-  for (const char* path : {"/models/x.gguf", "./x/y.gguf", "../shared/m.gguf", "~/m.gguf", "model.gguf", "models/m.gguf"})
+  for (const char* path :
+       {"/models/x.gguf", "./x/y.gguf", "../shared/m.gguf", "~/m.gguf", "model.gguf", "models/m.gguf"})
     EXPECT_FALSE(parse_model_name(path)) << path;
   // A file that exists is a path, whatever it looks like.
   const std::string dir = test::temp_file("name-dir");
@@ -46,7 +47,8 @@ TEST(ModelName, LocalPathsAreNotNames) {
 }
 
 TEST(ModelName, MalformedNamesSayWhatANameIs) {
-  for (const char* bad : {"owner/repo:", "owner/repo/readme.md", "owner/:Q8_0", "owner/../x.gguf", "a b/c", "o/r/../x.gguf"}) {
+  for (const char* bad :
+       {"owner/repo:", "owner/repo/readme.md", "owner/:Q8_0", "owner/../x.gguf", "a b/c", "o/r/../x.gguf"}) {
     try {
       parse_model_name(bad);
       ADD_FAILURE() << bad << " was accepted";

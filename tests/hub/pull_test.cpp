@@ -154,7 +154,8 @@ TEST_F(Pull, AWrongChecksumMovesTheFileAsideAndLoadsNothing) {
 
 TEST_F(Pull, AMultiPartModelComesWhole) {
   const std::string a = bytes_of(70'000, 3), b = bytes_of(50'000, 4);
-  hub_.add_repo("org/Split-GGUF", {{{"Q4_K_M/s-Q4_K_M-00002-of-00002.gguf", b}, {"Q4_K_M/s-Q4_K_M-00001-of-00002.gguf", a}}});
+  hub_.add_repo("org/Split-GGUF",
+                {{{"Q4_K_M/s-Q4_K_M-00002-of-00002.gguf", b}, {"Q4_K_M/s-Q4_K_M-00001-of-00002.gguf", a}}});
   const auto files = pull("org/Split-GGUF:q4_k_m", hub_.config());
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(test::read_file(files[0]), a);

@@ -55,11 +55,13 @@ TEST(RepoFiles, QuantTagMatchesCaseInsensitivelyAndWholly) {
 }
 
 TEST(RepoFiles, MultiPartModelsComeWhole) {
-  const auto files = repo({"Q4_K_M/m-Q4_K_M-00002-of-00002.gguf", "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf", "m-Q8_0.gguf"});
+  const auto files =
+      repo({"Q4_K_M/m-Q4_K_M-00002-of-00002.gguf", "Q4_K_M/m-Q4_K_M-00001-of-00002.gguf", "m-Q8_0.gguf"});
   const std::vector<std::string> parts = {"Q4_K_M/m-Q4_K_M-00001-of-00002.gguf", "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf"};
   EXPECT_EQ(chosen(files, "Q4_K_M"), parts);
   EXPECT_EQ(chosen(files, "", "Q4_K_M/m-Q4_K_M-00002-of-00002.gguf"), parts);  // any part names the model
-  const std::string incomplete = error_of(repo({"m-Q4_K_M-00001-of-00003.gguf", "m-Q4_K_M-00002-of-00003.gguf"}), "Q4_K_M");
+  const std::string incomplete =
+      error_of(repo({"m-Q4_K_M-00001-of-00003.gguf", "m-Q4_K_M-00002-of-00003.gguf"}), "Q4_K_M");
   EXPECT_NE(incomplete.find("2 of the 3 parts"), std::string::npos) << incomplete;
 }
 
@@ -73,7 +75,8 @@ TEST(RepoFiles, AFileNotThereListsTheQuants) {
     select_files(repo({"m-Q8_0.gguf"}), {"o/r", "", "m-q8_0.gguf"});  // paths are case-sensitive
     ADD_FAILURE();
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("o/r has no file m-q8_0.gguf; its quants: Q8_0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("o/r has no file m-q8_0.gguf; its quants: Q8_0"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(select_files(repo({"README.md"}), {"o/r", "", ""}), std::runtime_error);
 }
