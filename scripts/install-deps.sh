@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config g++ clang libclang-rt-14-dev
-  libhwy-dev libpcre2-dev libcpp-httplib-dev nlohmann-json3-dev libfmt-dev libcli11-dev
+  libhwy-dev libpcre2-dev libcpp-httplib-dev libssl-dev ca-certificates nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox time
   chromium  # the browser of the chat page's tests (tests/node/chat_page.test.mjs)
 )

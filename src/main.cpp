@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   nanoserve::cli::add_bench_engine_command(app);
   nanoserve::cli::add_bench_command(app);
   nanoserve::cli::add_template_command(app);
+  nanoserve::cli::add_pull_commands(app);
   try {
     nanoserve::cli::limit_simd_from_environment();
     app.parse(argc, argv);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "kernels/simd_target.h"
 #include "machine/bandwidth.h"
 #include "machine/host.h"
@@ -134,7 +135,7 @@ void run_bench(const BenchArgs& a) {
   if (a.prompt < 1 || a.generate < 1 || a.repeats < 1) throw std::invalid_argument("-p, -n and -r must be positive");
   if (a.batch < 1 || a.batch > 256) throw std::invalid_argument("-b must be between 1 and 256");
   const int threads = a.threads > 0 ? a.threads : machine::physical_cores();
-  model::Model m(a.model, {.threads = threads});
+  model::Model m(model_file(a.model), {.threads = threads});
   const model::ModelConfig& c = m.config();
   std::mt19937 rng(1234);
   std::vector<int32_t> prompt(a.prompt);
@@ -192,7 +193,7 @@ void run_bench(const BenchArgs& a) {
 void add_bench_engine_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench-engine", "In-process prefill and decode speed, and memory bandwidth");
   auto a = std::make_shared<BenchArgs>();
-  cmd->add_option("-m,--model", a->model, "GGUF model")->required();
+  cmd->add_option("-m,--model", a->model, "GGUF file, or a Hugging Face name (as serve's --model)")->required();
   cmd->add_option("-p,--prompt", a->prompt, "Prompt tokens to prefill")->capture_default_str();
   cmd->add_option("-n,--n-gen", a->generate, "Tokens to decode")->capture_default_str();
   cmd->add_option("-t,--threads", a->threads, "Threads (default: physical cores)");

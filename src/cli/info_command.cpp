@@ -1,4 +1,4 @@
-// `nanoserve info MODEL.gguf`: what a model file holds, readable at a glance.
+// `nanoserve info MODEL.gguf` (or a model name): what a model file holds, readable at a glance.
 #include <fmt/format.h>
 
 #include <map>
@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "gguf/file.h"
 #include "gguf/file_type.h"
 
@@ -98,8 +99,8 @@ void print_info(const std::string& path) {
 void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Describe a GGUF model: architecture, hyperparameters, tensors, tokenizer");
   auto path = std::make_shared<std::string>();
-  cmd->add_option("model", *path, "GGUF file")->required();
-  cmd->callback([path] { print_info(*path); });
+  cmd->add_option("model", *path, "GGUF file, or a Hugging Face name (as serve's --model)")->required();
+  cmd->callback([path] { print_info(model_file(*path)); });
 }
 
 }  // namespace nanoserve::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "model/model.h"
 
 namespace nanoserve::cli {
@@ -22,7 +23,7 @@ struct LogitsArgs {
 };
 
 void run_logits(const LogitsArgs& a) {
-  model::Model m(a.model, {.threads = a.threads});
+  model::Model m(model_file(a.model), {.threads = a.threads});
   const int64_t n = static_cast<int64_t>(a.ids.size());
   model::KvCache cache(m.config(), n);
   model::Batch batch;
@@ -39,7 +40,7 @@ void run_logits(const LogitsArgs& a) {
 void add_logits_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "Logits of a token sequence as JSON (last position, or all with --all)");
   auto a = std::make_shared<LogitsArgs>();
-  cmd->add_option("-m,--model", a->model, "GGUF model")->required();
+  cmd->add_option("-m,--model", a->model, "GGUF file, or a Hugging Face name (as serve's --model)")->required();
   cmd->add_option("--ids", a->ids, "Token ids, comma-separated")->required()->delimiter(',');
   cmd->add_flag("--all", a->all, "One row per input position instead of the last one only");
   cmd->add_option("-t,--threads", a->threads, "Threads (default: physical cores)");

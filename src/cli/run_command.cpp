@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "engine/engine_factory.h"
 #include "engine/prompt.h"
 #include "machine/host.h"
@@ -51,6 +52,8 @@ std::map<int32_t, float> parse_logit_bias(const std::vector<std::string>& entrie
 
 void run_generate(RunArgs a) {
   a.engine.parallel = 1;  // one request
+  a.engine.model_path = model_file(a.engine.model_path);
+  if (!a.engine.draft_model.empty()) a.engine.draft_model = model_file(a.engine.draft_model);
   std::unique_ptr<engine::Engine> engine = engine::make_engine(a.engine);
   const tokenizer::Tokenizer& tok = engine->tokenizer();
   if (a.chat) {
@@ -96,7 +99,7 @@ void add_run_command(CLI::App& app) {
   engine::EngineOptions& e = a->engine;
   engine::GenerationRequest& r = a->request;
   r.max_tokens = 128;
-  cmd->add_option("-m,--model", e.model_path, "GGUF model")->required();
+  cmd->add_option("-m,--model", e.model_path, "GGUF file, or a Hugging Face name (as serve's --model)")->required();
   cmd->add_option("-p,--prompt", a->prompt, "Prompt text")->required();
   cmd->add_flag("--chat", a->chat, "Send the prompt as a user message through the model's chat template");
   cmd->add_option("-n,--n-predict,--max-tokens", r.max_tokens, "Tokens to generate at most")
@@ -108,7 +111,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--spec", e.spec, "Batch: speculative decoding, off, lookup or draft (as serve's --spec)")
       ->check(CLI::IsMember({"off", "lookup", "draft"}));
   cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens per step at most (default 8)");
-  cmd->add_option("--draft-model", e.draft_model, "Batch, --spec draft: the draft model's GGUF file");
+  cmd->add_option("--draft-model", e.draft_model, "Batch, --spec draft: the draft model (file or name)");
   // The bounds of the API's fields of the same names (server/generation_params.cpp).
   auto& s = r.sampling;
   cmd->add_option("--temp", s.temperature, "Temperature; 0 = greedy")->check(CLI::Range(0.0, 2.0))->capture_default_str();

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -21,7 +20,9 @@
 
 #include "anthropic/anthropic_api.h"
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "engine/engine_factory.h"
+#include "hub/model_cache.h"
 #include "ollama/ollama_api.h"
 #include "responses/responses_api.h"
 #include "server/http_server.h"
@@ -84,20 +85,13 @@ size_t connections_within_descriptors(size_t wanted) {
   return fitting;
 }
 
-// $XDG_CACHE_HOME/nanoserve, else ~/.cache/nanoserve.
-fs::path cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "nanoserve";
-  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "nanoserve";
-  throw std::runtime_error("no --model given, and neither XDG_CACHE_HOME nor HOME says where to cache a demo model");
-}
-
-// Without --model: a small qwen3 with random weights and a byte-level vocabulary, written
-// once into the cache (a few seconds), so the API can be tried with no download.
+// Without --model and without the default model: a small qwen3 with random weights and a
+// byte-level vocabulary, written once into the cache (a few seconds), so the API can be tried.
 std::string demo_model() {
-  const fs::path path = cache_dir() / "nanoserve-demo-qwen3-Q8_0.gguf";
+  const fs::path path = hub::nanoserve_cache_dir() / "nanoserve-demo-qwen3-Q8_0.gguf";
   fmt::print(stderr,
-             "nanoserve: no --model given: serving {}, a small qwen3 with RANDOM weights. It exercises the API; "
-             "its replies are noise. Serve a real model with --model FILE.gguf.\n",
+             "nanoserve: serving {}, a small qwen3 with RANDOM weights. It exercises the API; its replies are "
+             "noise. Serve a real model with --model FILE.gguf or --model owner/repo (a Hugging Face GGUF repo).\n",
              path.string());
   if (fs::exists(path)) return path.string();
   fs::create_directories(path.parent_path());
@@ -115,6 +109,23 @@ std::string demo_model() {
   fmt::print(stderr, "nanoserve: wrote the demo model in {:.1f} s\n",
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return path.string();
+}
+
+// Without --model: the default model, from the cache or the Hub, else the demo model with why.
+std::string default_model() {
+  const hub::ModelName name{.repo = "Qwen/Qwen2.5-0.5B-Instruct-GGUF", .quant = "Q8_0", .file = ""};
+  try {
+    hub::HubConfig hub = hub::HubConfig::from_environment();
+    hub.connect_timeout = std::chrono::seconds(3);  // offline, the demo model comes within seconds
+    fmt::print(stderr, "nanoserve: no --model given: serving {}\n", name.text());
+    return model_file(name, hub);
+  } catch (const std::exception& e) {
+    fmt::print(stderr,
+               "nanoserve: the default model {} is not in the cache and could not be pulled: {}\n"
+               "nanoserve: pull it when the Hub can be reached (nanoserve pull {}), then serve again\n",
+               name.text(), e.what(), name.repo);
+    return demo_model();
+  }
 }
 
 void serve(ServeArgs a) {
@@ -141,7 +152,12 @@ void serve(ServeArgs a) {
   server::HttpServer http(a.server, {anthropic::anthropic_api(), responses::responses_api(), ollama::ollama_api()});
   const int port = http.start();
   fmt::print(stderr, "nanoserve: listening on http://{}:{}\n", a.server.host, port);
-  if (a.engine.model_path.empty()) a.engine.model_path = demo_model();
+  // A pull can take minutes: until the model is found, Ctrl-C stops this thread, and the process
+  // (a partial download is kept for the next pull). The engine's threads start blocked again.
+  pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+  a.engine.model_path = a.engine.model_path.empty() ? default_model() : model_file(a.engine.model_path);
+  if (!a.engine.draft_model.empty()) a.engine.draft_model = model_file(a.engine.draft_model);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   const auto start = std::chrono::steady_clock::now();
   auto model = std::make_shared<const server::ServedModel>(engine::make_engine(a.engine), std::move(logit_bias));
   fmt::print(stderr, "nanoserve: {} engine serving \"{}\" (context {} tokens), loaded in {:.1f} s: ready\n",
@@ -168,7 +184,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--host", s.host, "Address to listen on")->envname("NANOSERVE_HOST")->capture_default_str();
   cmd->add_option("--port", s.port, "Port (0: any free one; the log line says which)")
       ->envname("NANOSERVE_PORT")->capture_default_str();
-  cmd->add_option("-m,--model", e.model_path, "GGUF model (default: a small random-weight demo model)")
+  cmd->add_option("-m,--model", e.model_path,
+                  "GGUF file, or a Hugging Face name pulled into the cache first: owner/repo[:QUANT] or "
+                  "owner/repo/FILE.gguf (default: Qwen/Qwen2.5-0.5B-Instruct-GGUF:Q8_0, else a random-weight demo "
+                  "model when the Hub cannot be reached)")
       ->envname("NANOSERVE_MODEL");
   cmd->add_option("--engine", e.kind,
                   "Engine: batch (continuous batching), sequential (one request at a time), or mock (no weights: "
@@ -203,7 +222,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens one request checks per step at most (default 8)")
       ->envname("NANOSERVE_DRAFT_MAX");
   cmd->add_option("--draft-model", e.draft_model,
-                  "Batch, --spec draft: a smaller GGUF model with the same vocabulary that drafts the tokens")
+                  "Batch, --spec draft: a smaller GGUF model (file or name, as --model) with the same vocabulary "
+                  "that drafts the tokens")
       ->envname("NANOSERVE_DRAFT_MODEL");
   cmd->add_option("--cors-origin", s.cors_origin,
                   "Let browser apps from this origin call the API (e.g. http://localhost:3000, or * for any)")

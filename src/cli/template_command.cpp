@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "engine/model_metadata.h"
 #include "engine/prompt.h"
 #include "gguf/file.h"
@@ -69,7 +70,7 @@ templates::ChatTemplateInputs parse_inputs(const std::string& line) {
 
 void run_template(const TemplateArgs& a) {
   const templates::ChatTemplate chat_template = a.template_file.empty()
-                                                    ? load_from_gguf(a.model)
+                                                    ? load_from_gguf(model_file(a.model))
                                                     : templates::ChatTemplate(read_template_file(a.template_file),
                                                                               a.bos, a.eos);
   std::string line;
@@ -91,7 +92,7 @@ void add_template_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "template", "Render chat prompts: JSON lines {\"messages\": [...], ...} on stdin, one JSON string out each");
   auto a = std::make_shared<TemplateArgs>();
-  auto* model = cmd->add_option("-m,--model", a->model, "GGUF model whose tokenizer.chat_template to use");
+  auto* model = cmd->add_option("-m,--model", a->model, "GGUF model (file or Hugging Face name) whose tokenizer.chat_template to use");
   auto* file = cmd->add_option("--template", a->template_file, "Jinja template file instead of a model's");
   model->excludes(file);
   cmd->add_option("--bos", a->bos, "Text of the BOS token (the template's bos_token)")->needs(file);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "gguf/file.h"
 #include "tokenizer/tokenizer.h"
 
@@ -24,7 +25,7 @@ struct TokenizeArgs {
 };
 
 tokenizer::Tokenizer load(const TokenizeArgs& a) {
-  if (!a.model.empty()) return tokenizer::Tokenizer::from_gguf(gguf::File::open(a.model).metadata());
+  if (!a.model.empty()) return tokenizer::Tokenizer::from_gguf(gguf::File::open(model_file(a.model)).metadata());
   return tokenizer::Tokenizer::from_hf_file(a.tokenizer_json);
 }
 
@@ -67,7 +68,7 @@ void run_tokenize(const TokenizeArgs& a) {
 void add_tokenize_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tokenize", "Text to token ids: JSON lines {\"text\": ...} on stdin, {\"ids\": [...]} out");
   auto a = std::make_shared<TokenizeArgs>();
-  auto* model = cmd->add_option("-m,--model", a->model, "GGUF model whose tokenizer to use");
+  auto* model = cmd->add_option("-m,--model", a->model, "GGUF model (file or Hugging Face name) whose tokenizer to use");
   auto* json = cmd->add_option("--tokenizer", a->tokenizer_json, "Hugging Face tokenizer.json");
   model->excludes(json);
   cmd->add_option("--text", a->text, "Tokenize this one string instead of reading stdin");

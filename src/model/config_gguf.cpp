@@ -17,6 +17,12 @@ uint32_t optional_u32(const gguf::Metadata& m, const std::string& key, uint32_t 
 
 ModelConfig from_gguf(const gguf::File& file) {
   const gguf::Metadata& m = file.metadata();
+  // llama.cpp's gguf-split writes one model as several files, each with some of its tensors.
+  if (const uint32_t parts = optional_u32(m, "split.count", 1); parts > 1)
+    throw std::invalid_argument("this file is part " + std::to_string(optional_u32(m, "split.no", 0) + 1) +
+                                " of a model split into " + std::to_string(parts) +
+                                " files, and nanoserve loads a model in one file: join the parts with llama.cpp's "
+                                "`llama-gguf-split --merge FIRST-PART MERGED.gguf`");
   ModelConfig c;
   c.arch = m.get_string("general.architecture");
   arch_features(c.arch);  // throws for an architecture nanoserve does not run

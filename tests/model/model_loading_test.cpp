@@ -102,6 +102,14 @@ TEST(ModelLoading, UnsupportedArchitectureIsNamed) {
   EXPECT_NE(load_error(path).find("unsupported architecture 'gemma'"), std::string::npos) << load_error(path);
 }
 
+TEST(ModelLoading, APartOfASplitModelSaysSo) {
+  const std::string path = edited_copy(golden("tiny-qwen3-Q8_0"), "split",
+                                       {{"split.no", gguf::Value::u16(0)}, {"split.count", gguf::Value::u16(3)}},
+                                       [](TensorCopy& t) { return t.name.rfind("blk.3.", 0) != 0; });
+  EXPECT_NE(load_error(path).find("this file is part 1 of a model split into 3 files"), std::string::npos)
+      << load_error(path);
+}
+
 TEST(ModelLoading, MissingTensorIsNamed) {
   const std::string path = edited_copy(golden("tiny-qwen3-Q8_0"), "missing", {},
                                        [](TensorCopy& t) { return t.name != "blk.2.ffn_up.weight"; });

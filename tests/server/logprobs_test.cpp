@@ -134,7 +134,7 @@ TEST(Logprobs, UnderAResponseFormatOnlyWhatTheGrammarAllowsHasProbability) {
 }
 
 TEST(Logprobs, BadFieldsAre400) {
-  ServerProcess server("--engine mock");
+  ServerProcess server("--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf"));
   auto c = server.client();
   for (const json& bad : {json{{"top_logprobs", 2}}, json{{"logprobs", true}, {"top_logprobs", 21}},
                           json{{"logprobs", "yes"}}}) {

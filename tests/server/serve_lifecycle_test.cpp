@@ -155,14 +155,18 @@ TEST(ServeLifecycle, BatchFlagsAreHonouredOrRefused) {
   }
 }
 
-// Without --model, serve writes a small random-weight model to the cache first: /health
-// says "loading" (503) meanwhile, and the API answers 503 too.
+// Without --model, and when the default model can be neither found in the cache nor pulled
+// (here the Hub is a port nothing listens on: port 1 takes root to bind), serve says why and
+// writes a small random-weight model to the cache first: /health says "loading" (503)
+// meanwhile, and the API answers 503 too.
 TEST(ServeLifecycle, DemoModelHealthLoadingThenReady) {
   const std::string cache = test::temp_file("demo-cache");
   std::filesystem::remove_all(cache);
   setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  setenv("HF_ENDPOINT", "http://127.0.0.1:1", 1);
   ServerProcess server("-t 2", /*wait_until_healthy=*/false);
   unsetenv("XDG_CACHE_HOME");
+  unsetenv("HF_ENDPOINT");
   auto c = server.client();
   const JsonResponse loading = get(c, "/health");
   EXPECT_EQ(loading.status, 503);
@@ -172,7 +176,11 @@ TEST(ServeLifecycle, DemoModelHealthLoadingThenReady) {
   EXPECT_EQ(early.body["error"]["code"], "model_loading");
 
   server.wait_until_ready(120s);
-  EXPECT_NE(server.log().find("RANDOM weights"), std::string::npos) << server.log();
+  const std::string log = server.log();
+  for (const char* said : {"the default model Qwen/Qwen2.5-0.5B-Instruct-GGUF:Q8_0 is not in the cache and could not "
+                           "be pulled: cannot reach http://127.0.0.1:1: could not connect",
+                           "nanoserve pull Qwen/Qwen2.5-0.5B-Instruct-GGUF", "RANDOM weights"})
+    EXPECT_NE(log.find(said), std::string::npos) << said << " not in\n" << log;
   EXPECT_TRUE(std::filesystem::exists(cache + "/nanoserve/nanoserve-demo-qwen3-Q8_0.gguf"));
   EXPECT_EQ(get(c, "/v1/models").body["data"][0]["id"], "nanoserve-demo");
   const JsonResponse r = post_json(
