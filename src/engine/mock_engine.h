@@ -26,7 +26,7 @@ extern const char* const kMockPassage;
 struct MockOptions {
   std::string model_name = "mock";
   std::string chat_template = "";  // as a GGUF would give it; may be empty
-  ModelFacts facts;                // of the file its tokenizer came from
+  ModelFacts facts = {};           // of the file its tokenizer came from
   int64_t context_size = kDefaultContext;  // prompts must fit it, as with a model
   int64_t token_delay_us = 0;   // time one token takes (a pretend forward pass)
   int max_concurrency = 4;      // requests generating at once, each on its own worker thread
