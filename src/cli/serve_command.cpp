@@ -168,6 +168,7 @@ void serve(ServeArgs a) {
                m.kv_total_blocks, m.kv_total_bytes / m.kv_total_blocks, m.kv_total_bytes / 1048576.0,
                engine::parallel_of(a.engine));
   http.serve_model(std::move(model));
+  fmt::print(stderr, "nanoserve: chat with it in a browser: http://{}:{}/\n", a.server.host, port);
   int signal = 0;
   sigwait(&stop_signals, &signal);
   fmt::print(stderr, "nanoserve: {}: finishing requests in flight, then stopping\n", strsignal(signal));
