@@ -38,6 +38,7 @@
 #include "kernels/quant_dot_common-inl.h"
 #include "kernels/quant_dot_interleaved-inl.h"
 #include "kernels/quant_dot_kquant-inl.h"
+#include "kernels/quant_dot_pairs-inl.h"
 #include "kernels/weight_rows.h"
 #include "tensor/blocks.h"
 #include "tensor/interleave.h"

@@ -74,6 +74,26 @@ HWY_INLINE VI DotBytes(VI acc, VU u, VS s) {
 #endif
 }
 
+#if HWY_TARGET != HWY_AVX3_DL
+// The byte dot products of the targets without VNNI, in two steps (quant_dot_pairs-inl.h).
+// Highway 1.0.3 has neither instruction; the portable path is DotBytes above, and the kernels
+// built on these equal the scalar reference on every target (tests/kernels/matmul_test.cpp).
+using VI16 = hn::Vec<DI16>;
+
+// Per int16 lane i, u[2i]·s[2i] + u[2i+1]·s[2i+1] (vpmaddubsw: u unsigned, s signed bytes). The
+// instruction saturates: the callers keep |each pair| ≤ 2 · 128 · 127 < 2^15, so it is exact.
+HWY_INLINE VI16 PairSums(VU8 u, VI8 s) { return VI16{_mm256_maddubs_epi16(u.raw, s.raw)}; }
+
+// Per int32 lane, x[2i]·y[2i] + x[2i+1]·y[2i+1] of the int16 lanes (vpmaddwd: exact).
+HWY_INLINE VI32 MulAddPairs(VI16 x, VI16 y) { return VI32{_mm256_madd_epi16(x.raw, y.raw)}; }
+
+// The int16 lanes summed in pairs into int32 lanes.
+HWY_INLINE VI32 WidenPairs(VI16 pairs) { return MulAddPairs(pairs, hn::Set(DI16(), 1)); }
+
+// s with the sign of w, per byte (vpsignb: −s where w < 0, 0 where w is 0). Exact for s > −128.
+HWY_INLINE VI8 WithSignOf(VI8 s, VI8 w) { return VI8{_mm256_sign_epi8(s.raw, w.raw)}; }
+#endif
+
 // The fp16 at p (F16C's conversion, exact).
 HWY_INLINE float Half(const uint8_t* p) {
   uint16_t bits;

@@ -41,47 +41,6 @@ namespace HWY_NAMESPACE {
 namespace qd {
 
 // ---- Q8_0, Q4_0, Q5_0 ---------------------------------------------------------------------
-// The unsigned levels u of chunks 2m and 2m + 1 of the blocks at `block`.
-template <class Block, int G>
-HWY_INLINE void Block32Chunks(const uint8_t* block, int m, VG<uint8_t, G>& even, VG<uint8_t, G>& odd) {
-  using L = Lanes<Block, G>;
-  const uint8_t* levels = block + 2 * tensor::kInterleaveRows;
-  if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
-    even = L::Load(levels + 64 * m);
-    odd = L::Load(levels + 64 * m + 32);
-  } else {
-    const auto nibbles = L::Load(levels + 32 * m);
-    even = Nibbles<0>(nibbles);
-    odd = Nibbles<4>(nibbles);
-    if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {  // fifth bits: one 32-bit word per chunk
-      const DG<uint8_t, G> du;
-      const auto fifth_bits = [&](const uint8_t* p) {
-        uint64_t bits = 0;
-        for (int g = 0; g < G; ++g) {
-          uint32_t word;
-          std::memcpy(&word, p + g * L::kBytes, sizeof word);
-          bits |= uint64_t{word} << (32 * g);
-        }
-        return hn::IfThenElseZero(hn::LoadMaskBits(du, reinterpret_cast<const uint8_t*>(&bits)), hn::Set(du, 16));
-      };
-      even = hn::Or(even, fifth_bits(levels + 128 + 8 * m));
-      odd = hn::Or(odd, fifth_bits(levels + 128 + 8 * m + 4));
-    }
-  }
-}
-
-// log2 of the offset that makes Block's levels unsigned (u = level + 2^k).
-template <class Block>
-constexpr int kLevelOffsetLog2 =
-    std::is_same_v<Block, tensor::BlockQ8_0> ? 7 : std::is_same_v<Block, tensor::BlockQ5_0> ? 4 : 3;
-
-// acc + s · (dw · da): a block's one float step, for all the rows of a vector.
-template <class VF, class VI>
-HWY_INLINE VF AddScaled(VF acc, VI s, VF dw, float da) {
-  const hn::DFromV<VF> df;
-  return hn::Add(acc, hn::Mul(hn::ConvertTo(df, s), hn::Mul(dw, hn::Set(df, da))));
-}
-
 // out[8G(H r + h) + 8g + j] is the dot product of row j of the g-th group of the h-th vector
 // with activation row r. The groups' block b lies at group + b * stride, the h-th vector's
 // G groups one after the other from group + h · G · (a block's bytes). minus_128_sums: per
@@ -147,10 +106,10 @@ HWY_INLINE VG<int32_t, G> SubBlockBytes(const uint8_t (&bytes)[G][64], int j) {
   return hn::PromoteTo(DG<int32_t, G>(), eight);
 }
 
-// Sub-block j's mins of each group's 64, each lane's as the int16 pair (m, m): per group the
-// 8 bytes in both 128-bit halves, then one shuffle places each twice, zero-extended.
+// Sub-block j's mins (or scales) of each group's 64, each lane's as the int16 pair (m, m): per
+// group the 8 bytes in both 128-bit halves, then one shuffle places each twice, zero-extended.
 template <int G>
-HWY_INLINE VG<int32_t, G> MinPairs(const uint8_t (&mins)[G][64], int j) {
+HWY_INLINE VG<int32_t, G> BytePairs(const uint8_t (&mins)[G][64], int j) {
   const DU8 du;
   constexpr uint8_t z = 0x80;  // a shuffle index that gives 0
   alignas(32) static constexpr uint8_t kTwice[32] = {0, z, 0, z, 1, z, 1, z, 2, z, 2, z, 3, z, 3, z,
@@ -162,6 +121,26 @@ HWY_INLINE VG<int32_t, G> MinPairs(const uint8_t (&mins)[G][64], int j) {
     return hn::TableLookupBytesOr0(src, hn::Load(du, kTwice));
   });
   return hn::BitCast(DG<int32_t, G>(), pairs);
+}
+
+// A Q4_K super-block's float step for NR activation rows, as the reference's: sum +=
+// (da · d) · isum and sum_mins += (da · dmin) · msum, msum = Σ_j m_j × (a's sum over sub-block
+// j), where each lane's min as the int16 pair (m, m) makes one pairwise multiply-add with the
+// pair of the activation's 16-element sums of sub-block j.
+template <int G, int NR>
+HWY_INLINE void Q4_KFloatStep(const uint8_t* block, const uint8_t (&mn)[G][64], const VG<int32_t, G> (&isum)[NR],
+                              const Q8Row* a, int64_t b, VG<float, G> (&sum)[NR], VG<float, G> (&sum_mins)[NR]) {
+  using L = Lanes<tensor::BlockQ4_K, G>;
+  const DG<float, G> df;
+  const auto d = L::Floats(block), dmin = L::Floats(block + 16);
+  VG<int32_t, G> min_pairs[8];
+  for (int j = 0; j < 8; ++j) min_pairs[j] = BytePairs(mn, j);
+  for (int r = 0; r < NR; ++r) {
+    const auto msum = PairDots(min_pairs, a[r].bsums + 16 * b);
+    const auto da = hn::Set(df, a[r].d[b]);
+    sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(df, isum[r])));
+    sum_mins[r] = hn::Add(sum_mins[r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(df, msum)));
+  }
 }
 
 // Per super-block and lane (row), as the reference: an exact integer sum
@@ -182,7 +161,6 @@ void DotQ4_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* en
     for (int h = 0; h < H; ++h) {
       const uint8_t* block = group + h * G * L::kBytes + b * stride;
       PrefetchEach<L, 128, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
-      const auto d = L::Floats(block), dmin = L::Floats(block + 16);
       HWY_ALIGN uint8_t sc[G][64], mn[G][64];
       for (int g = 0; g < G; ++g) Q4_KScalesMins(block + g * L::kBytes, sc[g], mn[g]);
       VG<int32_t, G> isum[NR];
@@ -199,16 +177,7 @@ void DotQ4_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* en
         for (int r = 0; r < NR; ++r)
           isum[r] = hn::Add(isum[r], hn::Mul(DotChunks<4>(w, a[r].q + 256 * b + 32 * j, hn::Zero(di)), scale));
       }
-      // Each lane's min as the int16 pair (m, m): one pairwise multiply-add with the pair of
-      // the activation's 16-element sums gives m_j × its sum over sub-block j.
-      VG<int32_t, G> min_pairs[8];
-      for (int j = 0; j < 8; ++j) min_pairs[j] = MinPairs(mn, j);
-      for (int r = 0; r < NR; ++r) {
-        const auto msum = PairDots(min_pairs, a[r].bsums + 16 * b);
-        const auto da = hn::Set(df, a[r].d[b]);
-        sum[h][r] = hn::Add(sum[h][r], hn::Mul(hn::Mul(da, d), hn::ConvertTo(df, isum[r])));
-        sum_mins[h][r] = hn::Add(sum_mins[h][r], hn::Mul(hn::Mul(da, dmin), hn::ConvertTo(df, msum)));
-      }
+      Q4_KFloatStep(block, mn, isum, a, b, sum[h], sum_mins[h]);
     }
   }
   for (int r = 0; r < NR; ++r)
@@ -279,18 +248,6 @@ void DotQ6_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* en
   }
   for (int r = 0; r < NR; ++r)
     for (int h = 0; h < H; ++h) hn::StoreU(sum[h][r], df, out + 8 * G * (H * r + h));
-}
-
-// The interleaved kernel for Block's rows: Q4_K's, Q6_K's, or the one for blocks of 32.
-template <class Block, int NR, int H, int G>
-HWY_INLINE void InterleavedKernel(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n,
-                                  const Q8Row* a, const int32_t* minus_128_sums, float* out) {
-  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K>)
-    DotQ4_KInterleaved<NR, H, G>(group, stride, end, n, a, out);
-  else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>)
-    DotQ6_KInterleaved<NR, H, G>(group, stride, end, n, a, out);
-  else
-    DotBlock32Interleaved<Block, NR, H, G>(group, stride, end, n, a, minus_128_sums, out);
 }
 
 }  // namespace qd

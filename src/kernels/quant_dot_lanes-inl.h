@@ -12,11 +12,13 @@
 
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include <hwy/highway.h>
 
 #include "kernels/prefetch-inl.h"
 #include "kernels/quant_dot_common-inl.h"
+#include "tensor/blocks.h"
 #include "tensor/interleave.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -122,6 +124,48 @@ HWY_INLINE V PairDots(const V (&pairs)[8], const int16_t* bsums) {
 #endif
   }
   return sum;
+}
+
+// ---- Blocks of 32 (Q8_0, Q4_0, Q5_0) ------------------------------------------------------
+// The unsigned levels u of chunks 2m and 2m + 1 of the blocks at `block`.
+template <class Block, int G>
+HWY_INLINE void Block32Chunks(const uint8_t* block, int m, VG<uint8_t, G>& even, VG<uint8_t, G>& odd) {
+  using L = Lanes<Block, G>;
+  const uint8_t* levels = block + 2 * tensor::kInterleaveRows;
+  if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
+    even = L::Load(levels + 64 * m);
+    odd = L::Load(levels + 64 * m + 32);
+  } else {
+    const auto nibbles = L::Load(levels + 32 * m);
+    even = Nibbles<0>(nibbles);
+    odd = Nibbles<4>(nibbles);
+    if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {  // fifth bits: one 32-bit word per chunk
+      const DG<uint8_t, G> du;
+      const auto fifth_bits = [&](const uint8_t* p) {
+        uint64_t bits = 0;
+        for (int g = 0; g < G; ++g) {
+          uint32_t word;
+          std::memcpy(&word, p + g * L::kBytes, sizeof word);
+          bits |= uint64_t{word} << (32 * g);
+        }
+        return hn::IfThenElseZero(hn::LoadMaskBits(du, reinterpret_cast<const uint8_t*>(&bits)), hn::Set(du, 16));
+      };
+      even = hn::Or(even, fifth_bits(levels + 128 + 8 * m));
+      odd = hn::Or(odd, fifth_bits(levels + 128 + 8 * m + 4));
+    }
+  }
+}
+
+// log2 of the offset that makes Block's levels unsigned (u = level + 2^k).
+template <class Block>
+constexpr int kLevelOffsetLog2 =
+    std::is_same_v<Block, tensor::BlockQ8_0> ? 7 : std::is_same_v<Block, tensor::BlockQ5_0> ? 4 : 3;
+
+// acc + s · (dw · da): a block's one float step, for all the rows of a vector.
+template <class VF, class VI>
+HWY_INLINE VF AddScaled(VF acc, VI s, VF dw, float da) {
+  const hn::DFromV<VF> df;
+  return hn::Add(acc, hn::Mul(hn::ConvertTo(df, s), hn::Mul(dw, hn::Set(df, da))));
 }
 
 }  // namespace qd
