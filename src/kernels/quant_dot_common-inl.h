@@ -76,7 +76,8 @@ HWY_INLINE VI DotBytes(VI acc, VU u, VS s) {
 
 #if HWY_TARGET != HWY_AVX3_DL
 // The byte dot products of the targets without VNNI, in two steps (quant_dot_pairs-inl.h).
-// Highway 1.0.3 has neither instruction; the portable path is DotBytes above, and the kernels
+// Highway 1.0.3 has neither vpmaddubsw nor vpsignb (vpmaddwd is written out as PairDots does);
+// the portable path is DotBytes above, and the kernels
 // built on these equal the scalar reference on every target (tests/kernels/matmul_test.cpp).
 using VI16 = hn::Vec<DI16>;
 

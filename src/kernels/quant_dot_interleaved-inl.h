@@ -1,5 +1,6 @@
 // The fused kernels for rows interleaved by 8 (tensor/interleave.h) against Q8 activation
-// rows: Q8_0, Q4_0 and Q5_0 (blocks of 32), Q4_K and Q6_K. Each computes H × G groups: H
+// rows on AVX-512 VNNI (the other targets' are in quant_dot_pairs-inl.h, built on the
+// helpers here): Q8_0, Q4_0 and Q5_0 (blocks of 32), Q4_K and Q6_K. Each computes H × G groups: H
 // vectors of lanes one after the other, each holding G groups side by side
 // (quant_dot_lanes-inl.h), so one template serves one group (H = G = 1) and a pair read as
 // two groups of 8 lanes (H = 2) or as one of 16 (G = 2).
@@ -185,6 +186,33 @@ void DotQ4_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* en
 }
 
 // ---- Q6_K ---------------------------------------------------------------------------------
+// The scales of an interleaved Q6_K super-block by sub-block j of 32: each lane (row) holds its
+// scales 2j and 2j + 1 as two int16.
+template <int G>
+HWY_INLINE void Q6_KScalePairs(const uint8_t* block, VG<int32_t, G> (&scale_pairs)[8]) {
+  using L = Lanes<tensor::BlockQ6_K, G>;
+  const hn::Full128<int8_t> d8x16;
+  for (int j = 0; j < 8; ++j) {
+    scale_pairs[j] = PerGroup<G>([&](int g) {
+      const auto* scales = reinterpret_cast<const int8_t*>(block + g * L::kBytes + 16 + 16 * j);
+      return hn::BitCast(DI32(), hn::PromoteTo(DI16(), hn::LoadU(d8x16, scales)));
+    });
+  }
+}
+
+// A Q6_K super-block's float step for NR activation rows: the levels' offset of 32 off each
+// integer sum (32 × Σ_g sc_g × a's sum over group g), then sum += (da · d) · isum.
+template <int G, int NR>
+HWY_INLINE void Q6_KFloatStep(const uint8_t* block, const VG<int32_t, G> (&scale_pairs)[8], VG<int32_t, G> (&isum)[NR],
+                              const Q8Row* a, int64_t b, VG<float, G> (&sum)[NR]) {
+  const DG<float, G> df;
+  const auto d = Lanes<tensor::BlockQ6_K, G>::Floats(block);
+  for (int r = 0; r < NR; ++r) {
+    isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDots(scale_pairs, a[r].bsums + 16 * b)));
+    sum[r] = hn::Add(sum[r], hn::Mul(hn::Mul(hn::Set(df, a[r].d[b]), d), hn::ConvertTo(df, isum[r])));
+  }
+}
+
 // The levels go in unsigned (u = level + 32); per super-block and lane (row) the integer sum
 // is Σ_g sc_g · (u_g · a_g) − 32 · Σ_g sc_g · (a's sum over group g) = Σ_g sc_g · (level_g · a_g),
 // exactly, then sum += (da · d) · isum as in the reference. Outputs, group, stride: as for
@@ -193,8 +221,6 @@ template <int NR, int H, int G>
 void DotQ6_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
                         float* out) {
   using L = Lanes<tensor::BlockQ6_K, G>;
-  const DI16 d16;
-  const hn::Full128<int8_t> d8x16;
   const DG<int32_t, G> di;
   const DG<float, G> df;
   VG<float, G> sum[H][NR];
@@ -204,15 +230,8 @@ void DotQ6_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* en
     for (int h = 0; h < H; ++h) {
       const uint8_t* block = group + h * G * L::kBytes + b * stride;
       PrefetchEach<L, 144, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 192 bytes of levels in its turn
-      const auto d = L::Floats(block);
-      // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
       VG<int32_t, G> scale_pairs[8];
-      for (int j = 0; j < 8; ++j) {
-        scale_pairs[j] = PerGroup<G>([&](int g) {
-          const auto* scales = reinterpret_cast<const int8_t*>(block + g * L::kBytes + 16 + 16 * j);
-          return hn::BitCast(DI32(), hn::PromoteTo(d16, hn::LoadU(d8x16, scales)));
-        });
-      }
+      Q6_KScalePairs<G>(block, scale_pairs);
       VG<int32_t, G> isum[NR];
       for (auto& v : isum) v = hn::Zero(di);
       for (int j = 0; j < 8; ++j) {
@@ -240,10 +259,7 @@ void DotQ6_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* en
           isum[r] = hn::Add(isum[r], hn::Add(hn::Mul(s_lo, scale_lo), hn::Mul(s_hi, scale_hi)));
         }
       }
-      for (int r = 0; r < NR; ++r) {
-        isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDots(scale_pairs, a[r].bsums + 16 * b)));
-        sum[h][r] = hn::Add(sum[h][r], hn::Mul(hn::Mul(hn::Set(df, a[r].d[b]), d), hn::ConvertTo(df, isum[r])));
-      }
+      Q6_KFloatStep<G, NR>(block, scale_pairs, isum, a, b, sum[h]);
     }
   }
   for (int r = 0; r < NR; ++r)

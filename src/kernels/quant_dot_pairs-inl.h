@@ -150,6 +150,15 @@ void DotQ4_KPairs(const uint8_t* group, uint64_t stride, const uint8_t* end, int
 }
 
 // ---- Q6_K ---------------------------------------------------------------------------------
+// Each int32 lane's low (kHigh false) or high int16 as the pair (s, s).
+template <bool kHigh>
+HWY_INLINE VI16 HalfTwice(VI32 pairs) {
+  const hn::Full256<uint32_t> du;
+  const auto u = hn::BitCast(du, pairs);
+  const auto half = kHigh ? hn::ShiftRight<16>(u) : hn::And(u, hn::Set(du, 0xffffu));
+  return hn::BitCast(DI16(), hn::Or(half, hn::ShiftLeft<16>(half)));
+}
+
 // As DotQ6_KInterleaved with G = 1. Levels u ≤ 63: two chunks add up in 16 bits (2 · 16128 <
 // 2^15), and vpmaddwd by the lane's scale of those 16 elements as the int16 pair (s, s) widens
 // and scales them.
@@ -157,8 +166,6 @@ template <int NR, int H>
 void DotQ6_KPairs(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
                   float* out) {
   using L = Lanes<tensor::BlockQ6_K, 1>;
-  const DI16 d16;
-  const hn::Full128<int8_t> d8x16;
   const DI32 di;
   const DF df;
   VF sum[H][NR];
@@ -168,23 +175,14 @@ void DotQ6_KPairs(const uint8_t* group, uint64_t stride, const uint8_t* end, int
     for (int h = 0; h < H; ++h) {
       const uint8_t* block = group + h * L::kBytes + b * stride;
       PrefetchEach<L, 144, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 192 bytes of levels in its turn
-      // Scale pairs of sub-block j: lane (row) holds scales 2j and 2j + 1 as two int16.
       VI32 scale_pairs[8];
-      for (int j = 0; j < 8; ++j) {
-        const auto* scales = reinterpret_cast<const int8_t*>(block + 16 + 16 * j);
-        scale_pairs[j] = hn::BitCast(di, hn::PromoteTo(d16, hn::LoadU(d8x16, scales)));
-      }
+      Q6_KScalePairs<1>(block, scale_pairs);
       VI32 isum[NR];
       for (auto& v : isum) v = hn::Zero(di);
       for (int j = 0; j < 8; ++j) {
         const uint8_t* levels = block + 144 + 192 * j;
         PrefetchEach<L, 192, Ahead::kL1AndL2>(levels, end);
-        // Scale 2j (elements 0..15) and 2j + 1 (16..31) of each lane, each as the pair (s, s).
-        const VI32 pair = scale_pairs[j];
-        const VI16 scale_lo = hn::BitCast(d16, hn::Or(hn::And(pair, hn::Set(di, 0xffff)), hn::ShiftLeft<16>(pair)));
-        const VI16 scale_hi = hn::BitCast(
-            d16, hn::Or(hn::And(pair, hn::Set(di, int32_t(0xffff0000u))), hn::BitCast(di, hn::ShiftRight<16>(hn::BitCast(hn::Full256<uint32_t>(), pair)))));
-        for (int v = 0; v < 2; ++v) {  // chunks 4v..4v+3: elements 16v..16v+15
+        for (int v = 0; v < 2; ++v) {  // chunks 4v..4v+3: elements 16v..16v+15, scale 2j + v
           const VU8 top = L::Load(levels + 128 + 32 * v);
           VU8 w[4];
           for (int t = 0; t < 2; ++t) {
@@ -192,21 +190,18 @@ void DotQ6_KPairs(const uint8_t* group, uint64_t stride, const uint8_t* end, int
             w[2 * t] = WithTopBits(Nibbles<0>(nibbles), top, 2 * t);
             w[2 * t + 1] = WithTopBits(Nibbles<4>(nibbles), top, 2 * t + 1);
           }
-          const VI16 scale = v == 0 ? scale_lo : scale_hi;
+          const VI16 scale = v == 0 ? HalfTwice<false>(scale_pairs[j]) : HalfTwice<true>(scale_pairs[j]);
           for (int r = 0; r < NR; ++r) {
             const int8_t* q = a[r].q + 256 * b + 32 * j + 16 * v;
             for (int t = 0; t < 2; ++t) {
-              const VI16 p = hn::Add(PairSums(w[2 * t], Broadcast4(q + 8 * t)), PairSums(w[2 * t + 1], Broadcast4(q + 8 * t + 4)));
+              const VI16 p = hn::Add(PairSums(w[2 * t], Broadcast4(q + 8 * t)),
+                                     PairSums(w[2 * t + 1], Broadcast4(q + 8 * t + 4)));
               isum[r] = hn::Add(isum[r], MulAddPairs(p, scale));
             }
           }
         }
       }
-      const VF d = L::Floats(block);
-      for (int r = 0; r < NR; ++r) {
-        isum[r] = hn::Sub(isum[r], hn::ShiftLeft<5>(PairDots(scale_pairs, a[r].bsums + 16 * b)));
-        sum[h][r] = hn::Add(sum[h][r], hn::Mul(hn::Mul(hn::Set(df, a[r].d[b]), d), hn::ConvertTo(df, isum[r])));
-      }
+      Q6_KFloatStep<1, NR>(block, scale_pairs, isum, a, b, sum[h]);
     }
   }
   for (int r = 0; r < NR; ++r)
