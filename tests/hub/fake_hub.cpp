@@ -3,6 +3,8 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -29,6 +31,14 @@ FakeHub::FakeHub() {
   // Bound sockets already listen: connections wait in their backlogs until the threads accept.
   hub_thread_ = std::thread([this] { hub_.listen_after_bind(); });
   file_thread_ = std::thread([this] { file_host_.listen_after_bind(); });
+  // httplib's stop() does nothing until its listen loop has begun, and the destructor joins that
+  // loop: waiting for both here lets a FakeHub be destroyed at any time (a test fixture whose
+  // later member throws while being built destroyed it at once, and the join never returned).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!hub_.is_running() || !file_host_.is_running()) {
+    if (std::chrono::steady_clock::now() > deadline) std::abort();  // neither stoppable nor joinable
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 FakeHub::~FakeHub() {
