@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kernel_bench_main.h"
 #include "kernels/attention.h"
 #include "kernels/huge_pages.h"
 #include "tensor/fp16.h"
@@ -75,4 +76,4 @@ BENCHMARK(BM_DecodeStepAttention)
 }  // namespace
 }  // namespace nanoserve::kernels
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return nanoserve::bench::run_kernel_benchmarks(argc, argv); }

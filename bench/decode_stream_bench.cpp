@@ -5,6 +5,7 @@
 // how close each weight type's kernel comes to the machine's limit when streaming.
 //   type/...: one type on a 0.5B-like shape (896 × 4864 for floats and blocks of 32, 4864 × 896 for the
 //             K-quants, whose 256-element super-blocks need the longer rows), 512 MB;
+//   long_rows/...: F16 and BF16 in rows of 4864 (the down projection's), 512 MB;
 //   qwen2.5-0.5b-Q8_0, -Q4_K_M: the 24 layers' matmuls and the output matrix of those files,
 //             with their types, in a decode step's order and calls.
 // The calls follow each other with nothing between them, where a forward pass has norms and
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_bench_main.h"
 #include "kernels/huge_pages.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
@@ -42,9 +44,9 @@ struct Call {
   std::vector<Part> parts;
 };
 
-std::vector<Call> uniform(TensorType type) {
+std::vector<Call> uniform(TensorType type, bool long_rows) {
   const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
-  const Call call = k_quant ? Call{4864, {{type, 896}}} : Call{896, {{type, 4864}}};
+  const Call call = k_quant || long_rows ? Call{4864, {{type, 896}}} : Call{896, {{type, 4864}}};
   const uint64_t bytes = *gguf::row_bytes(type, call.n_in) * call.parts[0].n_out;
   return std::vector<Call>((512ull << 20) / bytes, call);
 }
@@ -136,7 +138,12 @@ void Register() {
   for (TensorType type : {TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0,
                           TensorType::Q4_K, TensorType::Q6_K})
     benchmark::RegisterBenchmark(("type/" + std::string(gguf::type_name(type))).c_str(), BM_DecodeStream,
-                                 uniform(type))
+                                 uniform(type, false))
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  for (TensorType type : {TensorType::F16, TensorType::BF16})  // rows as long as the down projection's
+    benchmark::RegisterBenchmark(("long_rows/" + std::string(gguf::type_name(type))).c_str(), BM_DecodeStream,
+                                 uniform(type, true))
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   benchmark::RegisterBenchmark("qwen2.5-0.5b-Q8_0", BM_DecodeStream, qwen05(false))
@@ -152,8 +159,5 @@ void Register() {
 
 int main(int argc, char** argv) {
   nanoserve::kernels::Register();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return nanoserve::bench::run_kernel_benchmarks(argc, argv);
 }

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernel_bench_main.h"
 #include "kernels/matmul.h"
 #include "tensor/quant.h"
 
@@ -72,10 +73,13 @@ void Register() {
       {TensorType::Q8_0, 896, 4864}, {TensorType::Q8_0, 896, 4864, true}, {TensorType::Q4_0, 896, 4864},
       {TensorType::Q4_0, 896, 4864, true}, {TensorType::Q5_0, 896, 4864}, {TensorType::Q5_0, 896, 4864, true},
       {TensorType::Q4_K, 4864, 896}, {TensorType::Q4_K, 4864, 896, true}, {TensorType::Q6_K, 4864, 896},
-      {TensorType::Q6_K, 4864, 896, true}, {TensorType::F16, 896, 4864},
+      {TensorType::Q6_K, 4864, 896, true}, {TensorType::F16, 896, 4864}, {TensorType::F16, 4864, 896},
   };
   for (const Case& c : cases) {
-    const std::string name = "matmul/" + std::string(gguf::type_name(c.type)) + (c.interleaved ? "x8" : "");
+    // F16 in both shapes (rows of 4864, the down projection's, are named "long").
+    const bool long_float = c.n_in > c.n_out && c.type == TensorType::F16;
+    const std::string name =
+        "matmul/" + std::string(gguf::type_name(c.type)) + (c.interleaved ? "x8" : "") + (long_float ? "long" : "");
     benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, c)
         ->Arg(1)
         ->Arg(5)  // a verify step of 4 draft tokens
@@ -92,8 +96,5 @@ void Register() {
 
 int main(int argc, char** argv) {
   nanoserve::kernels::Register();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return nanoserve::bench::run_kernel_benchmarks(argc, argv);
 }
