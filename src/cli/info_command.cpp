@@ -1,6 +1,7 @@
 // `nanoserve info MODEL.gguf` (or a model name): what a model file holds, readable at a glance.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -71,8 +72,11 @@ void print_info(const std::string& path) {
 
   fmt::print("\n  Hyperparameters\n");
   const std::string prefix = arch + ".";
+  size_t width = 36;  // wider where a key needs it (Phi-3's rope.scaling.original_context_length)
   for (const auto& [key, value] : meta.entries())
-    if (key.rfind(prefix, 0) == 0) fmt::print("    {:<36}{}\n", key.substr(prefix.size()), show(value));
+    if (key.rfind(prefix, 0) == 0) width = std::max(width, key.size() - prefix.size() + 2);
+  for (const auto& [key, value] : meta.entries())
+    if (key.rfind(prefix, 0) == 0) fmt::print("    {:<{}}{}\n", key.substr(prefix.size()), width, show(value));
 
   fmt::print("\n  Tensors\n");
   fmt::print("    {:<24}{}\n", "count", file.tensors().size());

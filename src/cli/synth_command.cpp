@@ -84,7 +84,7 @@ void add_synth_command(CLI::App& app) {
   auto a = std::make_shared<SynthArgs>();
   std::string presets;
   for (const auto& p : synth::preset_names()) presets += (presets.empty() ? "" : ", ") + p;
-  cmd->add_option("--arch", a->arch, "Architecture: llama, qwen2, qwen3");
+  cmd->add_option("--arch", a->arch, "Architecture of a small default shape: llama, qwen2, qwen3 (others by --preset)");
   cmd->add_option("--preset", a->preset, "Shape of a released model: " + presets);
   cmd->add_option("--dims", a->dims, "Override shape: layers=,embd=,ff=,heads=,kv_heads=,head_dim=,vocab=,ctx=,tied=");
   cmd->add_option("--type", a->options.type, "File type (Q4_K_M, Q8_0, F16, ...) or one weight type (Q4_K)")

@@ -88,7 +88,8 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       model_facts_(engine::model_facts(model_.file())),
       cache_(model_.config(), pool_positions(options, model_.config()), options.parallel,
              model::KvCache::kDefaultBlockSize, options.prefix_hash),
-      context_size_(std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx())),
+      context_size_(model_.set_context(
+          std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx()))),
       prefix_cache_(options.prefix_cache),
       last_logits_(std::min(kLastLogitsMax, kLastLogitsPerSlot * static_cast<size_t>(std::max(1, options.parallel)))),
       disk_(disk_tier(options, model_, cache_)),

@@ -13,7 +13,7 @@ SequentialEngine::SequentialEngine(const SequentialOptions& options)
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
       model_facts_(engine::model_facts(model_.file())),
-      context_size_(context_size_for(options.context_size, model_.config().n_ctx_train)),
+      context_size_(model_.set_context(context_size_for(options.context_size, model_.config().n_ctx_train))),
       cache_(model_.config(), context_size_),
       queue_(options.queue_limit, 1),
       worker_([this] { serve(); }) {}

@@ -72,9 +72,11 @@ void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
 // the cache (a key dimension's row of a block, a position's values), also across rows; a
 // head's result does not depend on the rows beside it (a verify row's equals a decode row's,
 // bit for bit). scores needs room for n_rows * heads_per_row * (n_kv + n_rows - 1) floats.
+// window > 0 (sliding-window layers): a row sees only the last `window` of its positions, its
+// own included; the others' weights are zero (their scores are computed and masked).
 // Uses the SIMD kernels of the best target this CPU supports.
 void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                     int64_t n_kv, float scale, float* scores, float* out);
+                     int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0);
 
 // How many rows of heads_per_row heads share a pass of attention_heads over the cache on the
 // best target this CPU supports (1 where one row's heads fill it).
@@ -82,6 +84,11 @@ int attention_rows_per_pass(int heads_per_row);
 
 // The same in scalar code, one head at a time (the reference the SIMD version is tested against).
 void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,
-                               int head_dim, int64_t n_kv, float scale, float* scores, float* out);
+                               int head_dim, int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0);
+
+// The first position a row that sees `sees` positions attends to (0 without a window).
+inline int64_t window_start(int64_t sees, int64_t window) {
+  return window > 0 ? std::max<int64_t>(0, sees - window) : 0;
+}
 
 }  // namespace nanoserve::kernels

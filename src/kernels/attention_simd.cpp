@@ -256,7 +256,7 @@ double SoftmaxNumerators(float* scores, int64_t n) {
 }
 
 void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                    int64_t n_kv, float scale, float* scores, float* out) {
+                    int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
   const KvView head = kv_head_view(kv, kv_head);
   const int n_q = n_rows * heads_per_row;
   const int64_t stride = n_kv + n_rows - 1;  // the last row's positions
@@ -265,6 +265,9 @@ void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView&
   } else {
     Scores<1>(q, n_rows, heads_per_row, head, head_dim, n_kv, scale, stride, scores);
   }
+  // Positions before a row's window weigh exp(-inf) = 0 (Exp is 0 below its range).
+  for (int h = 0; h < n_q; ++h)
+    std::fill(scores + h * stride, scores + h * stride + window_start(n_kv + h / heads_per_row, window), -INFINITY);
   std::fill(out, out + static_cast<int64_t>(n_q) * head_dim, 0.0f);
   float inv_sum[kValueHeads];
   for (int h0 = 0; h0 < n_q; h0 += kValueHeads) {
@@ -308,8 +311,9 @@ HWY_EXPORT(RowsPerPass);
 int attention_rows_per_pass(int heads_per_row) { return HWY_DYNAMIC_DISPATCH(RowsPerPass)(heads_per_row); }
 
 void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                     int64_t n_kv, float scale, float* scores, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttentionHeads)(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out);
+                     int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
+  HWY_DYNAMIC_DISPATCH(AttentionHeads)(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
+                                       window);
 }
 
 }  // namespace nanoserve::kernels

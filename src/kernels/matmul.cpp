@@ -88,29 +88,36 @@ void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts,
                  MatmulScratch& scratch) {
   constexpr size_t kMax = 4;
   if (outputs.size() > kMax) throw std::invalid_argument("matmul_many: too many matrices");
-  MatmulTask tasks[kMax];
-  int64_t total = 0;
+  MatmulJob jobs[kMax];
   size_t k = 0;
-  for (const MatmulOutput& o : outputs) {
-    check_shapes(*o.w, acts);
-    if (scratch.n_threads() < pool.size() || scratch.max_n_in() < o.w->n_in)
+  for (const MatmulOutput& o : outputs) jobs[k++] = {o.w, &acts, o.out, o.out_stride};
+  matmul_jobs({jobs, k}, pool, scratch);
+}
+
+void matmul_jobs(std::span<const MatmulJob> jobs, ThreadPool& pool, MatmulScratch& scratch) {
+  int64_t total = 0, max_rows = 0;
+  for (const MatmulJob& j : jobs) {
+    check_shapes(*j.w, *j.acts);
+    if (scratch.n_threads() < pool.size() || scratch.max_n_in() < j.w->n_in)
       throw std::invalid_argument("matmul: scratch too small");
-    acts.prepare(act_type_for(o.w->type), &pool);
-    tasks[k++] = {o.w, &acts, o.out, o.out_stride};
-    total += o.w->n_out;
+    j.acts->prepare(act_type_for(j.w->type), &pool);
+    total += j.w->n_out;
+    max_rows = std::max(max_rows, j.acts->n_rows());
   }
   // Each thread takes a contiguous range of the matrices' rows laid end to end; in decode,
   // long ones (each range is a stream of weights).
-  const auto split = acts.n_rows() <= kStreamRows ? ThreadPool::Split::kStreams : ThreadPool::Split::kGuided;
+  const auto split = max_rows <= kStreamRows ? ThreadPool::Split::kStreams : ThreadPool::Split::kGuided;
   pool.run(total, [&](int64_t o0, int64_t o1, int thread) {
     int64_t first = 0;  // the row where matrix i starts in that order
-    for (size_t i = 0; i < k; ++i) {
-      const int64_t n_out = tasks[i].w->n_out;
+    for (const MatmulJob& j : jobs) {
+      const MatmulTask task{j.w, j.acts, j.out, j.out_stride};
+      const int64_t n_out = task.w->n_out;
       const int64_t begin = std::max(o0, first), end = std::min(o1, first + n_out);
       if (begin < end)
-        matmul_range_simd(tasks[i], begin - first, end - first, scratch.row(thread), scratch.groups(thread),
+        matmul_range_simd(task, begin - first, end - first, scratch.row(thread), scratch.groups(thread),
                           scratch.fused(thread));
       first += n_out;
+      if (first >= o1) break;
     }
   }, /*grain=*/2 * tensor::kInterleaveRows, split);  // whole tiles and pairs of interleaved groups
 }

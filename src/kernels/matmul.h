@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "gguf/types.h"
@@ -79,6 +80,17 @@ struct MatmulOutput {
 };
 void matmul_many(std::initializer_list<MatmulOutput> outputs, Activations& acts, ThreadPool& pool,
                  MatmulScratch& scratch);
+
+// Matrices each against activation rows of their own, in one pass of the pool: a mixture of
+// experts computes every chosen expert's gate and up (each on the rows that chose it) in one
+// hand-off, then every down in another, instead of a hand-off per expert and matrix.
+struct MatmulJob {
+  const Matrix* w;
+  Activations* acts;
+  float* out;
+  int64_t out_stride;
+};
+void matmul_jobs(std::span<const MatmulJob> jobs, ThreadPool& pool, MatmulScratch& scratch);
 
 // The same with the scalar reference kernels on one thread (for tests).
 void matmul_reference(const Matrix& w, Activations& acts, float* out, int64_t out_stride);

@@ -21,4 +21,19 @@ void rms_norm_reference(const float* x, const float* weight, float* y, int64_t n
   rms_apply(x, weight, y, 0, n, rms_scale(chains, x, 0, n, eps));
 }
 
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const auto mean = static_cast<float>(sum / static_cast<double>(n));
+  double squares = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i] - mean;
+    y[i] = v;
+    squares += static_cast<double>(v * v);
+  }
+  const auto variance = static_cast<float>(squares / static_cast<double>(n));
+  const float scale = 1.0f / std::sqrt(variance + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] * scale * weight[i] + bias[i];
+}
+
 }  // namespace nanoserve::kernels

@@ -1,4 +1,4 @@
-// RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight.
+// RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight; LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +24,11 @@ void rms_norm_reference(const float* x, const float* weight, float* y, int64_t n
 float rms_scale(double (&chains)[kNormChains], const float* x, int64_t from, int64_t n, float eps);
 // - y[i] = (x[i] * scale) * weight[i] for i in [from, n).
 void rms_apply(const float* x, const float* weight, float* y, int64_t from, int64_t n, float scale);
+
+// LayerNorm (GPT-2) as ggml computes it: the mean summed in double, the deviations and their
+// squares in float (squares summed in double), scaled by 1 / sqrt(variance + eps), then
+// multiplied by the weight and the bias added. y may alias x. Scalar: norms are a sliver of
+// a step's time.
+void layer_norm(const float* x, const float* weight, const float* bias, float* y, int64_t n, float eps);
 
 }  // namespace nanoserve::kernels

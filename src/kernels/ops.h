@@ -7,6 +7,8 @@ namespace nanoserve::kernels {
 
 // x[i] += y[i]
 void add(float* x, const float* y, int64_t n);
+// x[i] *= s
+void scale(float* x, float s, int64_t n);
 // out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)). out may alias gate or up.
 // Uses the SIMD kernels of the best target this CPU supports (Highway's vector Exp).
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);

@@ -4,11 +4,12 @@
 
 namespace nanoserve::kernels {
 
-void rope_angles(int64_t pos, int n_rot, float base, const float* freq_factors, float* cos_out, float* sin_out) {
+void rope_angles(int64_t pos, int n_rot, float base, const float* freq_factors, float* cos_out, float* sin_out,
+                 float freq_scale) {
   const float theta_scale = std::pow(base, -2.0f / static_cast<float>(n_rot));
   float theta = static_cast<float>(pos);
   for (int i = 0; i < n_rot / 2; ++i) {
-    const float angle = freq_factors ? theta / freq_factors[i] : theta;
+    const float angle = freq_scale * (freq_factors ? theta / freq_factors[i] : theta);
     cos_out[i] = std::cos(angle);
     sin_out[i] = std::sin(angle);
     theta *= theta_scale;

@@ -15,7 +15,9 @@ enum class RopeStyle {
 // rope_freqs) may be null. The angle is built as ggml builds it: theta starts at pos and is
 // multiplied by base^(-2/n_rot) once per pair, in float; the reference logits depend on
 // those roundings at long positions.
-void rope_angles(int64_t pos, int n_rot, float base, const float* freq_factors, float* cos_out, float* sin_out);
+// freq_scale: linear scaling's 1 / factor, which multiplies every angle (ggml's freq_scale).
+void rope_angles(int64_t pos, int n_rot, float base, const float* freq_factors, float* cos_out, float* sin_out,
+                 float freq_scale = 1.0f);
 
 // Rotates n_heads heads of head_dim floats (head h at x + h * head_dim) in place.
 void rope_apply(float* x, int n_heads, int head_dim, int n_rot, RopeStyle style, const float* cos, const float* sin);

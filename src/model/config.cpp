@@ -9,7 +9,24 @@ ArchFeatures arch_features(const std::string& arch) {
   if (arch == "llama") return {.qkv_bias = false, .qk_norm = false, .rope_style = RopeStyle::Adjacent};
   if (arch == "qwen2") return {.qkv_bias = true, .qk_norm = false, .rope_style = RopeStyle::Halves};
   if (arch == "qwen3") return {.qkv_bias = false, .qk_norm = true, .rope_style = RopeStyle::Halves};
-  throw std::invalid_argument("unsupported architecture '" + arch + "' (supported: llama, qwen2, qwen3)");
+  if (arch == "phi3") return {.fused_qkv = true, .fused_gate_up = true, .rope_style = RopeStyle::Halves};
+  if (arch == "gpt2")
+    return {.norm = ArchFeatures::Norm::Layer,
+            .ffn = ArchFeatures::Ffn::Gelu,
+            .qkv_bias = true,
+            .projection_bias = true,
+            .position_embd = true,
+            .fused_qkv = true};
+  if (arch == "gemma3")
+    return {.ffn = ArchFeatures::Ffn::GeluGated,
+            .qk_norm = true,
+            .post_norms = true,
+            .embed_scale = true,
+            .swa_pattern = 6,
+            .rope_style = RopeStyle::Halves};
+  if (arch == "qwen3moe") return {.qk_norm = true, .moe = true, .rope_style = RopeStyle::Halves};
+  throw std::invalid_argument("unsupported architecture '" + arch +
+                              "' (supported: llama, qwen2, qwen3, phi3, gpt2, gemma3, qwen3moe)");
 }
 
 void ModelConfig::validate() const {
@@ -29,7 +46,12 @@ void ModelConfig::validate() const {
   if (n_vocab == 0) fail("vocabulary size must be > 0");
   if (n_ctx_train == 0) fail("context_length must be > 0");
   if (!(rope_base > 0)) fail("rope.freq_base must be > 0");
-  if (!(rms_eps > 0)) fail("layer_norm_rms_epsilon must be > 0");
+  if (!(rms_eps > 0)) fail("the norms' epsilon must be > 0");
+  if (!(rope_attn_factor > 0)) fail("rope.scaling.attn_factor must be > 0");
+  if (!(rope_freq_scale > 0)) fail("rope.scaling.factor must be > 0");
+  if (features().swa_pattern > 0 && sliding_window == 0) fail("attention.sliding_window must be > 0");
+  if (features().moe && (n_expert == 0 || n_expert_used == 0 || n_expert_used > n_expert || n_ff_expert == 0))
+    fail("expert_count, expert_used_count (at most expert_count) and expert_feed_forward_length must be > 0");
 }
 
 }  // namespace nanoserve::model

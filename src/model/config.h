@@ -25,18 +25,43 @@ struct Llama3RopeScaling {
 // What a family changes in the one layer loop. A new family adds a row to the table in
 // config.cpp (and binds its tensors), not a branch in the forward pass.
 struct ArchFeatures {
-  bool qkv_bias = false;  // biases added to q, k and v after their projections (qwen2)
+  enum class Norm { Rms, Layer };       // RMSNorm with a weight; LayerNorm with a weight and a bias (gpt2)
+  // down(silu(gate) * up); down(gelu(up + b)) + b (gpt2); down(gelu(gate) * up) (gemma3)
+  enum class Ffn { SiluGated, Gelu, GeluGated };
+  Norm norm = Norm::Rms;
+  Ffn ffn = Ffn::SiluGated;
+  bool qkv_bias = false;  // biases added to q, k and v after their projections (qwen2, gpt2)
+  // Biases added after the attention output and the feed-forward projections (gpt2).
+  bool projection_bias = false;
+  // Positions as learned embeddings added to the token's (position_embd), and no RoPE (gpt2).
+  bool position_embd = false;
   bool qk_norm = false;   // an RMSNorm over every head of q and k before RoPE (qwen3)
-  // llama.cpp rotates adjacent pairs for llama, first and second halves (NEOX) for qwen.
+  // One matrix for q, k and v (attn_qkv: rows q | k | v), one for gate and up (ffn_up: rows
+  // gate | up), bound as views of their rows (phi3).
+  bool fused_qkv = false;
+  bool fused_gate_up = false;
+  // Each block's output RMS-normed before it joins the residual (post_attention_norm,
+  // post_ffw_norm), and the embedding scaled by √n_embd (gemma3).
+  bool post_norms = false;
+  bool embed_scale = false;
+  // Sliding-window layers: layer l attends to the last sliding_window positions only unless
+  // l % swa_pattern == swa_pattern - 1 (a global layer); local layers take RoPE base
+  // rope_base_swa without scaling (gemma3: 5 local, 1 global). 0 = every layer global.
+  int swa_pattern = 0;
+  // A mixture of experts in place of the feed-forward (qwen3moe): a router picks n_expert_used of
+  // n_expert experts per row (model/moe.cpp).
+  bool moe = false;
+  // llama.cpp rotates adjacent pairs for llama, first and second halves (NEOX) for qwen
+  // (position_embd models are not rotated).
   kernels::RopeStyle rope_style = kernels::RopeStyle::Adjacent;
 };
 
-// The features of `arch` ("llama", "qwen2", "qwen3"); throws std::invalid_argument naming the
+// The features of `arch` ("llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"); throws std::invalid_argument naming the
 // supported architectures for any other.
 ArchFeatures arch_features(const std::string& arch);
 
 struct ModelConfig {
-  std::string arch;  // "llama", "qwen2", "qwen3"
+  std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"
   uint32_t n_layer = 0;
   uint32_t n_embd = 0;
   uint32_t n_ff = 0;
@@ -46,10 +71,23 @@ struct ModelConfig {
   uint32_t n_vocab = 0;
   uint32_t n_ctx_train = 0;
   float rope_base = 10000.0f;
-  float rms_eps = 1e-6f;
+  float rms_eps = 1e-6f;  // the norms' epsilon (LayerNorm's too: "attention.layer_norm_epsilon")
   bool tied_output = true;  // output projection shares token_embd
   std::optional<Llama3RopeScaling> rope_scaling;
   uint32_t n_rot = 0;  // rotary dimensions per head ("rope.dimension_count"); 0 = all of head_dim
+  // RoPE's cos and sin are multiplied by this ("rope.scaling.attn_factor"; Phi-3's LongRoPE).
+  float rope_attn_factor = 1.0f;
+  // The context the short rope factors serve ("rope.scaling.original_context_length"; 0 = none):
+  // beyond it, the long ones (Phi-3's LongRoPE).
+  uint32_t rope_original_context = 0;
+  // Linear RoPE scaling ("rope.scaling.type" linear): every angle times 1 / "rope.scaling.factor"
+  // (on global layers only where there are sliding-window ones).
+  float rope_freq_scale = 1.0f;
+  uint32_t sliding_window = 0;     // "attention.sliding_window": swa_pattern's local layers' (unused elsewhere)
+  float rope_base_swa = 10000.0f;  // "rope.freq_base_swa": the local layers' RoPE base
+  uint32_t n_expert = 0;       // "expert_count" (moe)
+  uint32_t n_expert_used = 0;  // "expert_used_count": experts per row
+  uint32_t n_ff_expert = 0;    // "expert_feed_forward_length": an expert's hidden width
 
   ArchFeatures features() const { return arch_features(arch); }
   bool has_qkv_bias() const { return features().qkv_bias; }
@@ -58,6 +96,11 @@ struct ModelConfig {
   uint32_t rope_dims() const { return n_rot ? n_rot : head_dim; }
   uint32_t q_dim() const { return n_head * head_dim; }
   uint32_t kv_dim() const { return n_head_kv * head_dim; }
+  // Whether layer attends through a sliding window (see ArchFeatures::swa_pattern).
+  bool is_local(uint32_t layer) const {
+    const int pattern = features().swa_pattern;
+    return pattern > 0 && static_cast<int>(layer % pattern) < pattern - 1;
+  }
   // Throws std::invalid_argument naming the first field that makes no sense.
   void validate() const;
 };

@@ -1,5 +1,5 @@
-// ModelConfig from GGUF metadata: the keys llama.cpp's converter writes for llama, qwen2
-// and qwen3, and nothing model-specific beyond them.
+// ModelConfig from GGUF metadata: the keys llama.cpp's converter writes for llama, qwen2,
+// qwen3, phi3, gpt2, gemma3 and qwen3moe, and nothing model-specific beyond them.
 #include <stdexcept>
 #include <string>
 
@@ -36,13 +36,29 @@ ModelConfig from_gguf(const gguf::File& file) {
   if (optional_u32(m, a + "attention.value_length", c.head_dim) != c.head_dim)
     throw std::invalid_argument("attention.value_length != attention.key_length is not supported");
   c.n_ctx_train = m.get_u32(a + "context_length");
-  c.rms_eps = m.get_f32(a + "attention.layer_norm_rms_epsilon");
+  const bool layer_norm = arch_features(c.arch).norm == ArchFeatures::Norm::Layer;
+  c.rms_eps = m.get_f32(a + (layer_norm ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"));
   c.rope_base = m.contains(a + "rope.freq_base") ? m.get_f32(a + "rope.freq_base") : 10000.0f;
   c.n_rot = optional_u32(m, a + "rope.dimension_count", c.head_dim);
+  if (m.contains(a + "rope.scaling.attn_factor")) c.rope_attn_factor = m.get_f32(a + "rope.scaling.attn_factor");
+  c.rope_original_context = optional_u32(m, a + "rope.scaling.original_context_length", 0);
   if (m.contains(a + "rope.scaling.type")) {
     const std::string& type = m.get_string(a + "rope.scaling.type");
-    if (type != "none") throw std::invalid_argument("rope scaling '" + type + "' is not supported");
+    if (type == "linear")
+      c.rope_freq_scale = 1.0f / m.get_f32(a + "rope.scaling.factor");
+    else if (type != "none")
+      throw std::invalid_argument("rope scaling '" + type + "' is not supported");
   }
+  if (arch_features(c.arch).moe) {
+    c.n_expert = m.get_u32(a + "expert_count");
+    c.n_expert_used = m.get_u32(a + "expert_used_count");
+    c.n_ff_expert = m.get_u32(a + "expert_feed_forward_length");
+  }
+  // Read where present; only an architecture with sliding-window layers uses it (phi3's is ignored, as
+  // llama.cpp ignores it).
+  c.sliding_window = optional_u32(m, a + "attention.sliding_window", 0);
+  if (arch_features(c.arch).swa_pattern > 0)
+    c.rope_base_swa = m.contains(a + "rope.freq_base_swa") ? m.get_f32(a + "rope.freq_base_swa") : c.rope_base;
   const gguf::TensorInfo& embd = file.tensor("token_embd.weight");
   if (embd.dims.size() != 2) throw std::runtime_error("token_embd.weight must have 2 dimensions");
   c.n_vocab = static_cast<uint32_t>(embd.dims[1]);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/attention.h"
+#include "kernels/gelu.h"
 #include "kernels/norm.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
@@ -49,20 +50,37 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   }
   for (const BatchRow& row : batch.rows) cache.set_length(row.seq, row.pos + 1);
   if (live == 0) return;
-  norm_rows(weights_.output_norm, live);
+  norm_rows(weights_.output_norm, weights_.output_norm_b, live);
   output_logits(live, logits);
 }
 
-// x = token_embd[token] per row, and each row's RoPE angles at its position.
+// x = token_embd[token] per row (times √n_embd where the family scales it), and each row's RoPE
+// angles at its position (for sliding-window layers too, where their base differs); or, with
+// learned positions, x += position_embd[pos].
 void Model::embed(const Batch& batch) {
   const auto timed = clock_.time(Op::kEmbed);
   const ModelConfig& c = config_;
   const kernels::Matrix& e = weights_.token_embd;
+  const int n_rot = static_cast<int>(c.rope_dims());
+  const bool local = features_.swa_pattern > 0;
   for (size_t r = 0; r < batch.size(); ++r) {
+    const int64_t pos = batch.rows[r].pos;
     const uint8_t* row = kernels::weight_row(e, batch.rows[r].token, scratch_.row(0));  // on this thread only
     tensor::dequantize_row(e.type, row, ws_.x.row(r), c.n_embd);
-    kernels::rope_angles(batch.rows[r].pos, static_cast<int>(c.rope_dims()), c.rope_base, weights_.rope_freqs,
-                         ws_.rope_cos.row(r), ws_.rope_sin.row(r));
+    if (features_.embed_scale) kernels::scale(ws_.x.row(r), std::sqrt(static_cast<float>(c.n_embd)), c.n_embd);
+    if (features_.position_embd) {  // learned positions instead of rotations
+      kernels::add(ws_.x.row(r), weights_.position_embd + pos * c.n_embd, c.n_embd);
+      continue;
+    }
+    float *cos = ws_.rope_cos.row(r), *sin = ws_.rope_sin.row(r);
+    kernels::rope_angles(pos, n_rot, c.rope_base, rope_freqs_, cos, sin, c.rope_freq_scale);
+    // LongRoPE scales the rotated dimensions of q and k too (a factor of 1 elsewhere: exact).
+    for (int i = 0; i < n_rot / 2; ++i) {
+      cos[i] *= c.rope_attn_factor;
+      sin[i] *= c.rope_attn_factor;
+    }
+    if (local)
+      kernels::rope_angles(pos, n_rot, c.rope_base_swa, nullptr, ws_.rope_cos_swa.row(r), ws_.rope_sin_swa.row(r));
   }
 }
 
@@ -70,7 +88,7 @@ void Model::embed(const Batch& batch) {
 void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
   const LayerWeights& w = weights_.layers[layer];
   const auto rows = static_cast<int64_t>(batch.size());
-  norm_rows(w.attn_norm, rows);
+  norm_rows(w.attn_norm, w.attn_norm_b, rows);
   {
     const auto timed = clock_.time(Op::kQkv, static_cast<double>(w.wq.bytes() + w.wk.bytes() + w.wv.bytes()));
     acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
@@ -81,41 +99,67 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
   }
   position_and_store(w, layer, batch, cache);
   attend(layer, batch, cache);
-  project_add(w.wo, ws_.attn, rows, Op::kWo);
+  project_add(w.wo, w.bo, w.post_attn_norm, ws_.attn, rows, Op::kWo);
 }
 
-// x += Wdown · (silu(Wgate · norm(x)) * (Wup · norm(x)))
+// x += Wdown · (silu(Wgate · norm(x)) * (Wup · norm(x)))       (Ffn::SiluGated)
+// x += Wdown · gelu(Wup · norm(x) + b_up) + b_down               (Ffn::Gelu; the biases where present)
+// x += post_norm(Wdown · (gelu(Wgate · norm(x)) * (Wup · norm(x))))   (Ffn::GeluGated, post_norms)
+// or a mixture of experts (moe.cpp)
 void Model::ffn_block(int layer, int64_t rows) {
   const LayerWeights& w = weights_.layers[layer];
-  norm_rows(w.ffn_norm, rows);
+  norm_rows(w.ffn_norm, w.ffn_norm_b, rows);
+  if (features_.moe) return moe_ffn(layer, rows);
   {
     const auto timed = clock_.time(Op::kGateUp, static_cast<double>(w.w_gate.bytes() + w.w_up.bytes()));
     acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
-    kernels::matmul_many({{&w.w_gate, ws_.gate.data(), ws_.gate.width()}, {&w.w_up, ws_.up.data(), ws_.up.width()}},
-                         acts_, pool_, scratch_);
+    if (features_.ffn == ArchFeatures::Ffn::Gelu)
+      kernels::matmul(w.w_up, acts_, ws_.gate.data(), ws_.gate.width(), pool_, scratch_);
+    else
+      kernels::matmul_many({{&w.w_gate, ws_.gate.data(), ws_.gate.width()}, {&w.w_up, ws_.up.data(), ws_.up.width()}},
+                           acts_, pool_, scratch_);
   }
   {
     const auto timed = clock_.time(Op::kSiluMul);
     pool_.run(rows, [&](int64_t r0, int64_t r1, int) {
-      kernels::silu_mul(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), (r1 - r0) * ws_.gate.width());
+      const int64_t n = (r1 - r0) * ws_.gate.width();
+      switch (features_.ffn) {
+        case ArchFeatures::Ffn::SiluGated:
+          return kernels::silu_mul(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), n);
+        case ArchFeatures::Ffn::GeluGated:
+          return kernels::gelu_mul(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), n);
+        case ArchFeatures::Ffn::Gelu:
+          if (w.b_up)
+            for (int64_t r = r0; r < r1; ++r) kernels::add(ws_.gate.row(r), w.b_up, ws_.gate.width());
+          return kernels::gelu(ws_.gate.row(r0), ws_.gate.row(r0), n);
+      }
     });
   }
-  project_add(w.w_down, ws_.gate, rows, Op::kDown);
+  project_add(w.w_down, w.b_down, w.post_ffn_norm, ws_.gate, rows, Op::kDown);
 }
 
-// xn = rms_norm(x) · weight, per row.
-void Model::norm_rows(const float* weight, int64_t rows) {
+// xn = norm(x) per row: rms_norm(x) · weight, or (Norm::Layer) layer_norm(x) · weight + bias.
+void Model::norm_rows(const float* weight, const float* bias, int64_t rows) {
   const auto timed = clock_.time(Op::kNorm);
   for_each_row(pool_, rows, [&](int64_t r) {
-    kernels::rms_norm(ws_.x.row(r), weight, ws_.xn.row(r), config_.n_embd, config_.rms_eps);
+    if (features_.norm == ArchFeatures::Norm::Layer)
+      kernels::layer_norm(ws_.x.row(r), weight, bias, ws_.xn.row(r), config_.n_embd, config_.rms_eps);
+    else
+      kernels::rms_norm(ws_.x.row(r), weight, ws_.xn.row(r), config_.n_embd, config_.rms_eps);
   });
 }
 
-// x += w · in (through xn), for the rows of `in`.
-void Model::project_add(const kernels::Matrix& w, RowBuffer& in, int64_t rows, Op op) {
+// x += post_norm(w · in + bias) (through xn; the bias and the norm where the family has them),
+// for the rows of `in`.
+void Model::project_add(const kernels::Matrix& w, const float* bias, const float* post_norm, RowBuffer& in,
+                        int64_t rows, Op op) {
   const auto timed = clock_.time(op, static_cast<double>(w.bytes()));
   acts_.set(in.data(), rows, in.width(), in.width());
   kernels::matmul(w, acts_, ws_.xn.data(), config_.n_embd, pool_, scratch_);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (bias) kernels::add(ws_.xn.row(r), bias, config_.n_embd);
+    if (post_norm) kernels::rms_norm(ws_.xn.row(r), post_norm, ws_.xn.row(r), config_.n_embd, config_.rms_eps);
+  }
   kernels::add(ws_.x.data(), ws_.xn.data(), rows * config_.n_embd);
 }
 
@@ -137,9 +181,13 @@ void Model::position_and_store(const LayerWeights& w, int layer, const Batch& ba
       for (int64_t h = 0; h < c.n_head_kv; ++h)
         kernels::rms_norm(ws_.k.head(r, h), w.k_norm, ws_.k.head(r, h), hd, c.rms_eps);
     }
-    const float *cos = ws_.rope_cos.row(r), *sin = ws_.rope_sin.row(r);
-    kernels::rope_apply(q, static_cast<int>(c.n_head), hd, n_rot, features_.rope_style, cos, sin);
-    kernels::rope_apply(k, static_cast<int>(c.n_head_kv), hd, n_rot, features_.rope_style, cos, sin);
+    if (!features_.position_embd) {
+      const bool local = c.is_local(static_cast<uint32_t>(layer));
+      const float* cos = local ? ws_.rope_cos_swa.row(r) : ws_.rope_cos.row(r);
+      const float* sin = local ? ws_.rope_sin_swa.row(r) : ws_.rope_sin.row(r);
+      kernels::rope_apply(q, static_cast<int>(c.n_head), hd, n_rot, features_.rope_style, cos, sin);
+      kernels::rope_apply(k, static_cast<int>(c.n_head_kv), hd, n_rot, features_.rope_style, cos, sin);
+    }
     cache.store(batch.rows[r].seq, layer, batch.rows[r].pos, k, v);
   });
 }
@@ -155,6 +203,7 @@ void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
     for (const BatchRow& row : batch.rows) positions += static_cast<double>(row.pos + 1);
   const auto timed = clock_.time(Op::kAttention, positions * static_cast<double>(kv_bytes_per_position_layer(c)));
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const int64_t window = c.is_local(static_cast<uint32_t>(layer)) ? c.sliding_window : 0;
   const int64_t group = ws_.group;
   const int64_t scores_per_thread = ws_.pass_heads() * cache.n_ctx();
   const int64_t head_floats = group * c.head_dim;              // one row's heads of a KV head
@@ -180,7 +229,8 @@ void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
         std::memcpy(q + i * head_floats, ws_.q.head(r0 + i, g * group), head_floats * sizeof(float));
       const BatchRow& row = batch.rows[static_cast<size_t>(r0)];
       kernels::attention_heads(q, static_cast<int>(n), static_cast<int>(group), cache.view(row.seq, layer),
-                               static_cast<int>(g), static_cast<int>(c.head_dim), row.pos + 1, scale, scores, out);
+                               static_cast<int>(g), static_cast<int>(c.head_dim), row.pos + 1, scale, scores, out,
+                               window);
       for (int64_t i = 0; i < n; ++i)
         std::memcpy(ws_.attn.head(r0 + i, g * group), out + i * head_floats, head_floats * sizeof(float));
     }

@@ -12,7 +12,7 @@ namespace {
 
 int default_threads(int requested) { return requested > 0 ? requested : kernels::ThreadPool::physical_cores(); }
 
-int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd, c.n_ff, c.q_dim()}); }
+int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd, c.n_ff, c.n_ff_expert, c.q_dim()}); }
 
 }  // namespace
 
@@ -26,6 +26,19 @@ Model::Model(const std::string& path, ModelOptions options)
       scratch_(pool_.size(), widest_input(config_)),
       ws_(config_) {
   interleave_weights();
+  set_context(config_.n_ctx_train);
+}
+
+int64_t Model::set_context(int64_t positions) {
+  if (features_.position_embd && positions > config_.n_ctx_train)
+    throw std::invalid_argument("a context of " + std::to_string(positions) + " positions: this " + config_.arch +
+                                " model has learned embeddings for " + std::to_string(config_.n_ctx_train));
+  rope_freqs_ = weights_.rope_freqs;
+  if (weights_.rope_factors_short) {
+    const bool beyond = config_.rope_original_context == 0 || positions > config_.rope_original_context;
+    rope_freqs_ = beyond ? weights_.rope_factors_long : weights_.rope_factors_short;
+  }
+  return positions;
 }
 
 // Where this CPU's kernels read them faster, Q8_0 matrices are regrouped in place by 8 rows
@@ -34,8 +47,11 @@ Model::Model(const std::string& path, ModelOptions options)
 void Model::interleave_weights() {
   if (!kernels::interleaving_pays()) return;
   std::vector<kernels::Matrix*> matrices = {&weights_.token_embd, &weights_.output};
-  for (LayerWeights& l : weights_.layers)
+  for (LayerWeights& l : weights_.layers) {
     for (kernels::Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) matrices.push_back(m);
+    for (auto* experts : {&l.expert_gate, &l.expert_up, &l.expert_down})
+      for (kernels::Matrix& m : *experts) matrices.push_back(&m);
+  }
   std::vector<const uint8_t*> done;  // a tied output shares token_embd's bytes
   for (kernels::Matrix* m : matrices) {
     if (!kernels::can_interleave(*m)) continue;
@@ -55,6 +71,10 @@ uint64_t Model::weight_bytes_per_token() const {
   for (const LayerWeights& l : weights_.layers) {
     total += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() + l.w_gate.bytes() + l.w_up.bytes() +
              l.w_down.bytes();
+    // A mixture of experts: the router, and the experts one row uses.
+    if (!l.expert_gate.empty())
+      total += l.router.bytes() + c.n_expert_used * (l.expert_gate[0].bytes() + l.expert_up[0].bytes() +
+                                                     l.expert_down[0].bytes());
     total += 2 * c.n_embd * sizeof(float);  // the two norms
   }
   return total;
@@ -77,6 +97,9 @@ void Model::check(const Batch& batch, const KvCache& cache) {
       fail("position " + std::to_string(row.pos) + " does not continue sequence " + std::to_string(row.seq) +
            " (expected " + std::to_string(next[row.seq]) + ")");
     if (row.pos >= cache.n_ctx()) fail("position " + std::to_string(row.pos) + " is beyond the context size");
+    if (features_.position_embd && row.pos >= config_.n_ctx_train)
+      fail("position " + std::to_string(row.pos) + " has no learned embedding (context_length " +
+           std::to_string(config_.n_ctx_train) + ")");
     ++next[row.seq];
   }
 }
@@ -95,13 +118,18 @@ void Model::reserve_kv(KvCache& cache) {
 Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
       attn(c.q_dim(), c.head_dim), gate(c.n_ff), up(c.n_ff), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2),
+      rope_cos_swa(c.rope_dims() / 2), rope_sin_swa(c.rope_dims() / 2), router(c.n_expert), expert_in(c.n_embd),
+      expert_out(c.n_embd), expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert), slots(c.n_expert_used * c.n_embd),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group))) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
   for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate, &ws_.up, &ws_.rope_cos,
-                       &ws_.rope_sin})
+                       &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa, &ws_.router, &ws_.slots})
     b->reserve(rows);
   const ModelConfig& c = config_;
+  // A mixture of experts gathers each row once per chosen expert.
+  for (RowBuffer* b : {&ws_.expert_in, &ws_.expert_out, &ws_.expert_gate, &ws_.expert_up})
+    b->reserve(rows * std::max<int64_t>(c.n_expert_used, 1));
   kernels::grow(ws_.scores, static_cast<size_t>(pool_.size() * ws_.pass_heads() * n_ctx));
   kernels::grow(ws_.pass_q, static_cast<size_t>(pool_.size() * 2 * ws_.pass_heads() * c.head_dim));
 }

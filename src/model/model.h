@@ -1,4 +1,5 @@
-// A Llama-family model (llama, qwen2, qwen3) loaded from GGUF, and its forward pass.
+// A Llama-family model (llama, qwen2, qwen3, phi3; and gpt2, whose differences are features of
+// its config) loaded from GGUF, and its forward pass.
 //
 // forward() evaluates a batch of token rows in one pass over the weights: per layer,
 //   h   = x + Wo · attention(rope(Wq · norm(x)), rope(Wk · norm(x)), Wv · norm(x))
@@ -42,7 +43,12 @@ class Model {
   // The pool the forward pass runs on, idle between forward calls: bench-engine reads the
   // weights on it between decode steps, to measure the bandwidth decode had.
   kernels::ThreadPool& pool() { return pool_; }
-  // Bytes of weights one decode step reads: every matrix once, the norms, one embedding row.
+  // The positions a sequence may reach (the engine's context size; the trained context until
+  // called). Phi-3's LongRoPE factors depend on it, as llama.cpp chooses them by its context
+  // size: the short ones up to rope_original_context, the long ones beyond. Returns positions.
+  int64_t set_context(int64_t positions);
+  // Bytes of weights one decode step reads: every matrix once (of a mixture of experts, the
+  // router and the n_expert_used experts one row uses), the norms, one embedding row.
   uint64_t weight_bytes_per_token() const;
 
   // Appends the batch's rows to their sequences in `cache` (reserving the blocks they need)
@@ -67,6 +73,21 @@ class Model {
     RowBuffer attn;                // [q_dim]   attention's output, per query head
     RowBuffer gate, up;            // [n_ff]
     RowBuffer rope_cos, rope_sin;  // [rope_dims / 2]  each row's RoPE angles at its position
+    RowBuffer rope_cos_swa, rope_sin_swa;  // [rope_dims / 2]  the same for sliding-window layers (swa_pattern)
+    // A mixture of experts (moe.cpp): router logits; the rows one expert takes, gathered; its
+    // hidden rows and outputs; each row's weighted output per chosen slot; the choices.
+    RowBuffer router;                    // [n_expert]
+    RowBuffer expert_in, expert_out;     // [n_embd]
+    RowBuffer expert_gate, expert_up;    // [n_ff_expert]
+    RowBuffer slots;                     // [n_expert_used × n_embd]
+    std::vector<int32_t> chosen;         // [rows × n_expert_used]  expert ids, by falling probability
+    std::vector<float> chosen_weight;    // [rows × n_expert_used]  renormalised probabilities
+    std::vector<int64_t> taken;          // [rows × n_expert_used]  (row, slot) pairs as row * n_expert_used + slot, by expert
+    std::vector<int64_t> expert_start;   // [n_expert + 1]  where each expert's pairs begin in `taken`
+    std::vector<int64_t> expert_next;    // [n_expert]  filling `taken`
+    std::vector<kernels::Activations> expert_acts, hidden_acts;  // [n_expert]  an expert's input rows, hidden rows
+    std::vector<kernels::MatmulJob> expert_jobs;                  // one pass of the pool's matrices
+    std::vector<int32_t> expert_order;   // [n_expert]  a row's experts, sorted by probability
     int64_t group;                 // query heads per KV head
     int64_t pass_rows;             // a sequence's rows that share a pass of attention (kernels::attention_rows_per_pass)
     std::vector<float> scores;     // [threads × pass_heads() × n_ctx]  attention scores
@@ -83,8 +104,11 @@ class Model {
   void embed(const Batch& batch);
   void attention_block(int layer, const Batch& batch, KvCache& cache);
   void ffn_block(int layer, int64_t rows);
-  void norm_rows(const float* weight, int64_t rows);
-  void project_add(const kernels::Matrix& w, RowBuffer& in, int64_t rows, Op op);
+  void moe_ffn(int layer, int64_t rows);
+  void choose_experts(int64_t rows);
+  void norm_rows(const float* weight, const float* bias, int64_t rows);
+  void project_add(const kernels::Matrix& w, const float* bias, const float* post_norm, RowBuffer& in, int64_t rows,
+                   Op op);
   void position_and_store(const LayerWeights& w, int layer, const Batch& batch, KvCache& cache);
   void attend(int layer, const Batch& batch, const KvCache& cache);
   int64_t keep_logit_rows(const Batch& batch, Logits& logits);
@@ -94,6 +118,7 @@ class Model {
   ModelConfig config_;
   ArchFeatures features_;  // read once: the forward pass tests flags, not architecture names
   ModelWeights weights_;
+  const float* rope_freqs_ = nullptr;  // the RoPE frequency divisors in use (set_context)
   std::unique_ptr<kernels::ThreadPool> own_pool_;  // none when options.pool is given
   kernels::ThreadPool& pool_;
   kernels::MatmulScratch scratch_;

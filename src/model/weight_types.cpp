@@ -78,8 +78,19 @@ TensorType WeightTypePlan::type_for(const TensorSlot& s) const {
     else if (t != TensorType::Q8_0) t = TensorType::Q6_K;
     return t;  // already fits its row
   }
+  // llama-quantize's rules for models of exactly 8 experts (Mixtral's): K and V in Q8_0, the
+  // attention output in Q5_K for the low-bit mixes.
+  const bool eight_experts = s.n_expert == 8;
   switch (s.role) {
+    case TensorRole::AttnK:
+      if (eight_experts) t = TensorType::Q8_0;
+      break;
     case TensorRole::AttnV:
+    case TensorRole::AttnQkv:
+      if (eight_experts) {
+        t = TensorType::Q8_0;
+        break;
+      }
       if (ft == "Q2_K") t = s.n_gqa >= 4 ? TensorType::Q4_K : TensorType::Q3_K;
       else if (ft == "Q3_K_M") t = s.layer < 2 ? TensorType::Q5_K : TensorType::Q4_K;
       else if (ft == "Q3_K_L") t = TensorType::Q5_K;
@@ -94,7 +105,9 @@ TensorType WeightTypePlan::type_for(const TensorSlot& s) const {
       else if (ft == "Q4_K_S" && s.layer < s.n_layer / 8) t = TensorType::Q5_K;
       break;
     case TensorRole::AttnOutput:
-      if (ft == "Q2_K") t = TensorType::Q3_K;
+      if (eight_experts) {
+        if (ft == "Q2_K" || ft.starts_with("Q3_K") || ft == "Q4_K_S" || ft == "Q4_K_M") t = TensorType::Q5_K;
+      } else if (ft == "Q2_K") t = TensorType::Q3_K;
       else if (ft == "Q3_K_M") t = TensorType::Q4_K;
       else if (ft == "Q3_K_L") t = TensorType::Q5_K;
       break;

@@ -12,7 +12,9 @@
 
 namespace nanoserve::model {
 
-enum class TensorRole { TokenEmbd, Output, AttnQ, AttnK, AttnV, AttnOutput, FfnGate, FfnUp, FfnDown, Vector };
+// AttnQkv: q, k and v in one matrix (phi3, gpt2), which llama-quantize treats as attn_v. The
+// experts' 3-D tensors (ffn_*_exps) take FfnGate, FfnUp and FfnDown, one per layer.
+enum class TensorRole { TokenEmbd, Output, AttnQ, AttnK, AttnV, AttnQkv, AttnOutput, FfnGate, FfnUp, FfnDown, Vector };
 
 struct TensorSlot {
   TensorRole role;
@@ -21,6 +23,7 @@ struct TensorSlot {
   uint64_t row_length = 0; // ne[0]
   uint32_t n_gqa = 1;      // query heads per KV head
   bool tied_output = false;  // token_embd doubles as the output matrix
+  uint32_t n_expert = 0;     // a mixture of experts' expert count (8: llama-quantize's Mixtral rules)
 };
 
 // A file type: the llama.cpp mix named by `name` (Q4_K_M, Q8_0, ...), or a single weight

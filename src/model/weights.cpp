@@ -31,7 +31,11 @@ class Binder {
 
   // A matrix of n_out rows of n_in, in a type matmul supports.
   kernels::Matrix matrix(const std::string& name, uint64_t n_in, uint64_t n_out) const {
-    const gguf::TensorInfo& t = find(name, {n_in, n_out});
+    return matrix_of(name, find(name, {n_in, n_out}), n_in, n_out);
+  }
+
+  // The first n_out rows of n_in of tensor t, in a type matmul supports.
+  static kernels::Matrix matrix_of(const std::string& name, const gguf::TensorInfo& t, uint64_t n_in, uint64_t n_out) {
     try {
       kernels::act_type_for(t.type);
     } catch (const std::invalid_argument&) {
@@ -53,6 +57,32 @@ class Binder {
 
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
 
+  // The n_mat matrices of n_out rows of n_in stored one after another in the 3-D tensor `name`
+  // ([n_in, n_out, n_mat]): a view of each.
+  std::vector<kernels::Matrix> stack(const std::string& name, uint64_t n_in, uint64_t n_out, uint64_t n_mat) const {
+    const gguf::TensorInfo& t = find(name, {n_in, n_out, n_mat});
+    const kernels::Matrix first = matrix_of(name, t, n_in, n_out);
+    std::vector<kernels::Matrix> views(n_mat, first);
+    for (uint64_t e = 0; e < n_mat; ++e) views[e].data = first.data + e * first.bytes();
+    return views;
+  }
+
+  // The matrices stored one after another, by rows, in the one tensor `name` (n_in × the sum
+  // of n_outs): a view of each one's rows.
+  std::vector<kernels::Matrix> split(const std::string& name, uint64_t n_in, const std::vector<uint64_t>& n_outs) const {
+    uint64_t total = 0;
+    for (uint64_t n : n_outs) total += n;
+    const kernels::Matrix whole = matrix(name, n_in, total);
+    std::vector<kernels::Matrix> parts;
+    uint64_t first = 0;
+    for (uint64_t n : n_outs) {
+      parts.push_back({whole.type, whole.data + first * whole.row_bytes, whole.n_in, static_cast<int64_t>(n),
+                       whole.row_bytes});
+      first += n;
+    }
+    return parts;
+  }
+
  private:
   const gguf::File& file_;
 };
@@ -67,16 +97,40 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
     throw std::runtime_error("model tensor token_embd.weight: rows of type " +
                              std::string(gguf::type_name(w.token_embd.type)) + " cannot be looked up");
   w.output = c.tied_output ? w.token_embd : b.matrix("output.weight", c.n_embd, c.n_vocab);
+  const ArchFeatures f = c.features();
+  const bool layer_norm = f.norm == ArchFeatures::Norm::Layer;
   w.output_norm = b.vector("output_norm.weight", c.n_embd);
+  if (layer_norm) w.output_norm_b = b.vector("output_norm.bias", c.n_embd);
+  if (f.position_embd) {
+    const gguf::TensorInfo& t = b.find("position_embd.weight", {c.n_embd, c.n_ctx_train});
+    if (t.type != gguf::TensorType::F32)
+      throw std::runtime_error("model tensor position_embd.weight has type " + std::string(gguf::type_name(t.type)) +
+                               ", expected F32");
+    w.position_embd = reinterpret_cast<const float*>(t.data);
+  }
   if (b.has("rope_freqs.weight")) w.rope_freqs = b.vector("rope_freqs.weight", c.rope_dims() / 2);
+  if (b.has("rope_factors_short.weight") || b.has("rope_factors_long.weight")) {
+    w.rope_factors_short = b.vector("rope_factors_short.weight", c.rope_dims() / 2);
+    w.rope_factors_long = b.vector("rope_factors_long.weight", c.rope_dims() / 2);
+  }
   for (uint32_t i = 0; i < c.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     LayerWeights l;
     l.attn_norm = b.vector(p + "attn_norm.weight", c.n_embd);
-    l.wq = b.matrix(p + "attn_q.weight", c.n_embd, c.q_dim());
-    l.wk = b.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
-    l.wv = b.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
-    if (c.has_qkv_bias()) {
+    if (layer_norm) l.attn_norm_b = b.vector(p + "attn_norm.bias", c.n_embd);
+    if (f.fused_qkv) {
+      const auto qkv = b.split(p + "attn_qkv.weight", c.n_embd, {c.q_dim(), c.kv_dim(), c.kv_dim()});
+      l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
+    } else {
+      l.wq = b.matrix(p + "attn_q.weight", c.n_embd, c.q_dim());
+      l.wk = b.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
+      l.wv = b.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
+    }
+    if (c.has_qkv_bias() && f.fused_qkv) {
+      l.bq = b.vector(p + "attn_qkv.bias", c.q_dim() + 2 * c.kv_dim());
+      l.bk = l.bq + c.q_dim();
+      l.bv = l.bk + c.kv_dim();
+    } else if (c.has_qkv_bias()) {
       l.bq = b.vector(p + "attn_q.bias", c.q_dim());
       l.bk = b.vector(p + "attn_k.bias", c.kv_dim());
       l.bv = b.vector(p + "attn_v.bias", c.kv_dim());
@@ -87,9 +141,31 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
     }
     l.wo = b.matrix(p + "attn_output.weight", c.q_dim(), c.n_embd);
     l.ffn_norm = b.vector(p + "ffn_norm.weight", c.n_embd);
-    l.w_gate = b.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
-    l.w_up = b.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
-    l.w_down = b.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
+    if (layer_norm) l.ffn_norm_b = b.vector(p + "ffn_norm.bias", c.n_embd);
+    if (f.post_norms) {
+      l.post_attn_norm = b.vector(p + "post_attention_norm.weight", c.n_embd);
+      l.post_ffn_norm = b.vector(p + "post_ffw_norm.weight", c.n_embd);
+    }
+    if (f.projection_bias) {
+      l.bo = b.vector(p + "attn_output.bias", c.n_embd);
+      l.b_up = b.vector(p + "ffn_up.bias", c.n_ff);
+      l.b_down = b.vector(p + "ffn_down.bias", c.n_embd);
+    }
+    if (f.moe) {
+      l.router = b.matrix(p + "ffn_gate_inp.weight", c.n_embd, c.n_expert);
+      l.expert_gate = b.stack(p + "ffn_gate_exps.weight", c.n_embd, c.n_ff_expert, c.n_expert);
+      l.expert_up = b.stack(p + "ffn_up_exps.weight", c.n_embd, c.n_ff_expert, c.n_expert);
+      l.expert_down = b.stack(p + "ffn_down_exps.weight", c.n_ff_expert, c.n_embd, c.n_expert);
+    } else if (f.ffn == ArchFeatures::Ffn::Gelu) {
+      l.w_up = b.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);  // no gate
+    } else if (f.fused_gate_up) {
+      const auto gate_up = b.split(p + "ffn_up.weight", c.n_embd, {c.n_ff, c.n_ff});
+      l.w_gate = gate_up[0], l.w_up = gate_up[1];
+    } else {
+      l.w_gate = b.matrix(p + "ffn_gate.weight", c.n_embd, c.n_ff);
+      l.w_up = b.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);
+    }
+    if (!f.moe) l.w_down = b.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
     w.layers.push_back(l);
   }
   return w;

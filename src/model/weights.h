@@ -15,7 +15,8 @@ namespace nanoserve::model {
 // row of n_in to one of n_out. q_dim = n_head × head_dim, kv_dim = n_head_kv × head_dim.
 struct LayerWeights {
   const float* attn_norm;         // [n_embd]
-  kernels::Matrix wq;             // [q_dim × n_embd]
+  const float* attn_norm_b = nullptr;  // [n_embd]  Norm::Layer only (as ffn_norm_b)
+  kernels::Matrix wq;             // [q_dim × n_embd]   (fused_qkv: views of attn_qkv's rows)
   kernels::Matrix wk, wv;         // [kv_dim × n_embd]
   const float* bq = nullptr;      // [q_dim]   qkv_bias only
   const float* bk = nullptr;      // [kv_dim]  qkv_bias only
@@ -23,16 +24,33 @@ struct LayerWeights {
   const float* q_norm = nullptr;  // [head_dim]  qk_norm only: one norm shared by every head
   const float* k_norm = nullptr;  // [head_dim]  qk_norm only
   kernels::Matrix wo;             // [n_embd × q_dim]
+  const float* bo = nullptr;      // [n_embd]  projection_bias only (as b_up, b_down)
   const float* ffn_norm;          // [n_embd]
-  kernels::Matrix w_gate, w_up;   // [n_ff × n_embd]
+  const float* ffn_norm_b = nullptr;
+  kernels::Matrix w_gate, w_up;   // [n_ff × n_embd]    (fused_gate_up: views of ffn_up's rows)
   kernels::Matrix w_down;         // [n_embd × n_ff]
+  const float* b_up = nullptr;    // [n_ff]
+  const float* b_down = nullptr;  // [n_embd]
+  // moe only (no w_gate, w_up, w_down): the router [n_expert × n_embd] (F32), and each expert's
+  // matrices, views of the 3-D ffn_{gate,up,down}_exps tensors (expert e = slice e).
+  kernels::Matrix router;
+  std::vector<kernels::Matrix> expert_gate, expert_up;  // [n_ff_expert × n_embd] each
+  std::vector<kernels::Matrix> expert_down;             // [n_embd × n_ff_expert] each
+  const float* post_attn_norm = nullptr;  // [n_embd]  post_norms only: on wo's output
+  const float* post_ffn_norm = nullptr;   // [n_embd]  post_norms only: on w_down's output
 };
 
 struct ModelWeights {
   kernels::Matrix token_embd;         // [n_vocab × n_embd]: rows are looked up (dequantized), not multiplied
   kernels::Matrix output;             // [n_vocab × n_embd]: token_embd itself when the output is tied
   const float* output_norm;           // [n_embd]
+  const float* output_norm_b = nullptr;  // [n_embd]  Norm::Layer only
+  const float* position_embd = nullptr;  // [n_ctx_train × n_embd]  position_embd only: row = position
   const float* rope_freqs = nullptr;  // [rope_dims / 2]  Llama 3 scaling: frequency divisors
+  // [rope_dims / 2]  Phi-3's LongRoPE frequency divisors, for contexts up to
+  // rope_original_context and beyond it (Model::set_context chooses).
+  const float* rope_factors_short = nullptr;
+  const float* rope_factors_long = nullptr;
   std::vector<LayerWeights> layers;   // [n_layer]
 };
 

@@ -42,6 +42,52 @@ std::vector<std::pair<std::string, ModelConfig>> presets() {
                          .head_dim = 64, .n_vocab = 128256, .n_ctx_train = 131072, .rope_base = 500000.0f,
                          .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = model::Llama3RopeScaling{}};
   add("llama-3.2-1b", llama32_1b);
+
+  // Qwen3-30B-A3B: 128 experts of 768, 8 per token (feed_forward_length is written, unused).
+  ModelConfig qwen3_30b_a3b{.arch = "qwen3moe", .n_layer = 48, .n_embd = 2048, .n_ff = 6144, .n_head = 32,
+                            .n_head_kv = 4, .head_dim = 128, .n_vocab = 151936, .n_ctx_train = 40960,
+                            .rope_base = 1000000.0f, .rms_eps = 1e-6f, .tied_output = false,
+                            .rope_scaling = std::nullopt};
+  qwen3_30b_a3b.n_expert = 128;
+  qwen3_30b_a3b.n_expert_used = 8;
+  qwen3_30b_a3b.n_ff_expert = 768;
+  add("qwen3-30b-a3b", qwen3_30b_a3b);
+
+  // Gemma 3 (text): 5 sliding-window layers to 1 global; rope_local_base_freq for the local ones.
+  ModelConfig gemma3_1b{.arch = "gemma3", .n_layer = 26, .n_embd = 1152, .n_ff = 6912, .n_head = 4, .n_head_kv = 1,
+                        .head_dim = 256, .n_vocab = 262144, .n_ctx_train = 32768, .rope_base = 1000000.0f,
+                        .rms_eps = 1e-6f, .tied_output = true, .rope_scaling = std::nullopt};
+  gemma3_1b.sliding_window = 512;
+  gemma3_1b.rope_base_swa = 10000.0f;
+  add("gemma-3-1b", gemma3_1b);
+
+  ModelConfig gemma3_4b = gemma3_1b;  // with linear RoPE scaling (factor 8) on the global layers
+  gemma3_4b.n_layer = 34;
+  gemma3_4b.n_embd = 2560;
+  gemma3_4b.n_ff = 10240;
+  gemma3_4b.n_head = 8;
+  gemma3_4b.n_head_kv = 4;
+  gemma3_4b.n_vocab = 262208;
+  gemma3_4b.n_ctx_train = 131072;
+  gemma3_4b.sliding_window = 1024;
+  gemma3_4b.rope_freq_scale = 1.0f / 8.0f;
+  add("gemma-3-4b", gemma3_4b);
+
+  // Phi-4-mini: partial rotary 0.75, LongRoPE from an original context of 4096 (the attention
+  // factor as the converter computes it, sqrt(1 + ln(131072 / 4096) / ln 4096)).
+  ModelConfig phi4_mini{.arch = "phi3", .n_layer = 32, .n_embd = 3072, .n_ff = 8192, .n_head = 24, .n_head_kv = 8,
+                        .head_dim = 128, .n_vocab = 200064, .n_ctx_train = 131072, .rope_base = 10000.0f,
+                        .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = std::nullopt, .n_rot = 96};
+  phi4_mini.rope_attn_factor = 1.190238f;
+  phi4_mini.rope_original_context = 4096;
+  phi4_mini.sliding_window = 262144;
+  add("phi-4-mini", phi4_mini);
+
+  // GPT-2 small (124M): MHA, learned positions, LayerNorm epsilon 1e-5.
+  ModelConfig gpt2_124m{.arch = "gpt2", .n_layer = 12, .n_embd = 768, .n_ff = 3072, .n_head = 12, .n_head_kv = 12,
+                        .head_dim = 64, .n_vocab = 50257, .n_ctx_train = 1024, .rope_base = 10000.0f,
+                        .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = std::nullopt};
+  add("gpt2-124m", gpt2_124m);
   return out;
 }
 

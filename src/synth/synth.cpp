@@ -36,42 +36,77 @@ struct PlannedTensor {
   Fill fill;
 };
 
-// Tensor names and shapes as llama.cpp's converter writes them (dims[0] = input size).
+// Tensor names and shapes as llama.cpp's converter writes them (dims[0] = input size), for
+// every architecture's features (model/config.h).
 std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePlan& plan) {
   std::vector<PlannedTensor> out;
+  const model::ArchFeatures f = c.features();
   const uint32_t n_gqa = c.n_head / c.n_head_kv;
-  auto matrix = [&](std::string name, TensorRole role, uint32_t layer, uint64_t in, uint64_t rows) {
-    TensorSlot slot{role, layer, c.n_layer, in, n_gqa, c.tied_output};
-    out.push_back({std::move(name), plan.type_for(slot), {in, rows}, Fill::Normal});
+  // A matrix, or with n_mat > 1 a stack of them (the experts' 3-D tensors).
+  auto matrix = [&](std::string name, TensorRole role, uint32_t layer, uint64_t in, uint64_t rows,
+                    uint64_t n_mat = 1) {
+    TensorSlot slot{role, layer, c.n_layer, in, n_gqa, c.tied_output, c.n_expert};
+    std::vector<uint64_t> dims = {in, rows};
+    if (n_mat > 1) dims.push_back(n_mat);
+    out.push_back({std::move(name), plan.type_for(slot), std::move(dims), Fill::Normal});
   };
-  auto vector = [&](std::string name, uint64_t n, Fill fill) {
-    out.push_back({std::move(name), TensorType::F32, {n}, fill});
+  // F32 whatever the file type: norms, biases, routers, position embeddings, rope factors.
+  auto floats = [&](std::string name, std::vector<uint64_t> dims, Fill fill) {
+    out.push_back({std::move(name), TensorType::F32, std::move(dims), fill});
+  };
+  const bool layer_norm = f.norm == model::ArchFeatures::Norm::Layer;
+  auto norm = [&](const std::string& name) {
+    floats(name + ".weight", {c.n_embd}, Fill::NearOne);
+    if (layer_norm) floats(name + ".bias", {c.n_embd}, Fill::Normal);
   };
 
   matrix("token_embd.weight", TensorRole::TokenEmbd, 0, c.n_embd, c.n_vocab);
-  if (c.rope_scaling) vector("rope_freqs.weight", c.head_dim / 2, Fill::RopeFreqs);
+  if (f.position_embd) floats("position_embd.weight", {c.n_embd, c.n_ctx_train}, Fill::Normal);
+  if (c.rope_scaling) floats("rope_freqs.weight", {c.head_dim / 2}, Fill::RopeFreqs);
+  if (c.rope_original_context) {  // Phi-3's LongRoPE factors, divisors near 1
+    floats("rope_factors_long.weight", {c.rope_dims() / 2}, Fill::NearOne);
+    floats("rope_factors_short.weight", {c.rope_dims() / 2}, Fill::NearOne);
+  }
   for (uint32_t i = 0; i < c.n_layer; ++i) {
     const std::string blk = "blk." + std::to_string(i) + ".";
-    vector(blk + "attn_norm.weight", c.n_embd, Fill::NearOne);
-    matrix(blk + "attn_q.weight", TensorRole::AttnQ, i, c.n_embd, c.q_dim());
-    matrix(blk + "attn_k.weight", TensorRole::AttnK, i, c.n_embd, c.kv_dim());
-    matrix(blk + "attn_v.weight", TensorRole::AttnV, i, c.n_embd, c.kv_dim());
-    if (c.has_qkv_bias()) {
-      vector(blk + "attn_q.bias", c.q_dim(), Fill::Normal);
-      vector(blk + "attn_k.bias", c.kv_dim(), Fill::Normal);
-      vector(blk + "attn_v.bias", c.kv_dim(), Fill::Normal);
+    norm(blk + "attn_norm");
+    if (f.fused_qkv) {
+      matrix(blk + "attn_qkv.weight", TensorRole::AttnQkv, i, c.n_embd, c.q_dim() + 2 * c.kv_dim());
+      if (f.qkv_bias) floats(blk + "attn_qkv.bias", {c.q_dim() + 2 * c.kv_dim()}, Fill::Normal);
+    } else {
+      matrix(blk + "attn_q.weight", TensorRole::AttnQ, i, c.n_embd, c.q_dim());
+      matrix(blk + "attn_k.weight", TensorRole::AttnK, i, c.n_embd, c.kv_dim());
+      matrix(blk + "attn_v.weight", TensorRole::AttnV, i, c.n_embd, c.kv_dim());
+      if (f.qkv_bias) {
+        floats(blk + "attn_q.bias", {c.q_dim()}, Fill::Normal);
+        floats(blk + "attn_k.bias", {c.kv_dim()}, Fill::Normal);
+        floats(blk + "attn_v.bias", {c.kv_dim()}, Fill::Normal);
+      }
     }
-    if (c.has_qk_norm()) {
-      vector(blk + "attn_q_norm.weight", c.head_dim, Fill::NearOne);
-      vector(blk + "attn_k_norm.weight", c.head_dim, Fill::NearOne);
+    if (f.qk_norm) {
+      floats(blk + "attn_q_norm.weight", {c.head_dim}, Fill::NearOne);
+      floats(blk + "attn_k_norm.weight", {c.head_dim}, Fill::NearOne);
     }
     matrix(blk + "attn_output.weight", TensorRole::AttnOutput, i, c.q_dim(), c.n_embd);
-    vector(blk + "ffn_norm.weight", c.n_embd, Fill::NearOne);
-    matrix(blk + "ffn_gate.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff);
-    matrix(blk + "ffn_up.weight", TensorRole::FfnUp, i, c.n_embd, c.n_ff);
-    matrix(blk + "ffn_down.weight", TensorRole::FfnDown, i, c.n_ff, c.n_embd);
+    if (f.projection_bias) floats(blk + "attn_output.bias", {c.n_embd}, Fill::Normal);
+    if (f.post_norms) norm(blk + "post_attention_norm");
+    norm(blk + "ffn_norm");
+    if (f.moe) {
+      floats(blk + "ffn_gate_inp.weight", {c.n_embd, c.n_expert}, Fill::Normal);
+      matrix(blk + "ffn_gate_exps.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff_expert, c.n_expert);
+      matrix(blk + "ffn_up_exps.weight", TensorRole::FfnUp, i, c.n_embd, c.n_ff_expert, c.n_expert);
+      matrix(blk + "ffn_down_exps.weight", TensorRole::FfnDown, i, c.n_ff_expert, c.n_embd, c.n_expert);
+    } else {
+      if (f.ffn != model::ArchFeatures::Ffn::Gelu && !f.fused_gate_up)
+        matrix(blk + "ffn_gate.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff);
+      matrix(blk + "ffn_up.weight", TensorRole::FfnUp, i, c.n_embd, f.fused_gate_up ? 2 * c.n_ff : c.n_ff);
+      if (f.projection_bias) floats(blk + "ffn_up.bias", {c.n_ff}, Fill::Normal);
+      matrix(blk + "ffn_down.weight", TensorRole::FfnDown, i, c.n_ff, c.n_embd);
+      if (f.projection_bias) floats(blk + "ffn_down.bias", {c.n_embd}, Fill::Normal);
+    }
+    if (f.post_norms) norm(blk + "post_ffw_norm");
   }
-  vector("output_norm.weight", c.n_embd, Fill::NearOne);
+  norm("output_norm");
   if (!c.tied_output) matrix("output.weight", TensorRole::Output, 0, c.n_embd, c.n_vocab);
   return out;
 }
@@ -100,6 +135,7 @@ std::vector<float> llama3_rope_factors(const ModelConfig& c) {
 
 void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightTypePlan& plan) {
   const ModelConfig& c = o.config;
+  const model::ArchFeatures f = c.features();
   const std::string a = c.arch + ".";
   w.set("general.architecture", Value::string(c.arch));
   w.set("general.type", Value::string("model"));
@@ -109,16 +145,36 @@ void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightType
   w.set(a + "embedding_length", Value::u32(c.n_embd));
   w.set(a + "feed_forward_length", Value::u32(c.n_ff));
   w.set(a + "attention.head_count", Value::u32(c.n_head));
-  w.set(a + "attention.head_count_kv", Value::u32(c.n_head_kv));
-  w.set(a + "rope.freq_base", Value::f32(c.rope_base));
-  w.set(a + "attention.layer_norm_rms_epsilon", Value::f32(c.rms_eps));
-  if (c.arch == "qwen3" || c.head_dim != c.n_embd / c.n_head) {
+  if (f.norm == model::ArchFeatures::Norm::Layer) {  // gpt2: no KV head count, no RoPE
+    w.set(a + "attention.layer_norm_epsilon", Value::f32(c.rms_eps));
+  } else {
+    w.set(a + "attention.head_count_kv", Value::u32(c.n_head_kv));
+    w.set(a + "rope.freq_base", Value::f32(c.rope_base));
+    w.set(a + "attention.layer_norm_rms_epsilon", Value::f32(c.rms_eps));
+  }
+  if (c.arch == "qwen3" || c.arch == "qwen3moe" || c.arch == "gemma3" || c.head_dim != c.n_embd / c.n_head) {
     w.set(a + "attention.key_length", Value::u32(c.head_dim));
     w.set(a + "attention.value_length", Value::u32(c.head_dim));
   }
   if (c.arch == "llama") {
     w.set(a + "vocab_size", Value::u32(c.n_vocab));
     w.set(a + "rope.dimension_count", Value::u32(c.head_dim));
+  }
+  if (c.rope_original_context) {  // Phi-3's LongRoPE
+    w.set(a + "rope.dimension_count", Value::u32(c.rope_dims()));
+    w.set(a + "rope.scaling.original_context_length", Value::u32(c.rope_original_context));
+    w.set(a + "rope.scaling.attn_factor", Value::f32(c.rope_attn_factor));
+  }
+  if (f.swa_pattern > 0) w.set(a + "rope.freq_base_swa", Value::f32(c.rope_base_swa));
+  if (c.sliding_window) w.set(a + "attention.sliding_window", Value::u32(c.sliding_window));
+  if (c.rope_freq_scale != 1.0f) {
+    w.set(a + "rope.scaling.type", Value::string("linear"));
+    w.set(a + "rope.scaling.factor", Value::f32(1.0f / c.rope_freq_scale));
+  }
+  if (f.moe) {
+    w.set(a + "expert_count", Value::u32(c.n_expert));
+    w.set(a + "expert_used_count", Value::u32(c.n_expert_used));
+    w.set(a + "expert_feed_forward_length", Value::u32(c.n_ff_expert));
   }
   w.set("general.file_type", Value::u32(plan.file_type.id));
   w.set("general.quantization_version", Value::u32(2));
@@ -167,7 +223,8 @@ SynthReport synthesize(const SynthOptions& o) {
   std::vector<uint8_t> buffer;
   for (size_t ti = 0; ti < tensors.size(); ++ti) {
     const PlannedTensor& t = tensors[ti];
-    const uint64_t n_rows = t.dims.size() > 1 ? t.dims[1] : 1;
+    uint64_t n_rows = 1;  // every dimension past the row's
+    for (size_t d = 1; d < t.dims.size(); ++d) n_rows *= t.dims[d];
     const uint64_t row_bytes = *gguf::row_bytes(t.type, t.dims[0]);
     const uint64_t slice_rows = std::max<uint64_t>(1, kSliceBytes / (t.dims[0] * sizeof(float)));
     const uint64_t tensor_seed = mix_seed(o.seed, t.name);

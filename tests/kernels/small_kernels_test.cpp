@@ -9,6 +9,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/every_target.h"
+#include "kernels/gelu.h"
 #include "kernels/norm.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
@@ -36,6 +37,39 @@ TEST(RmsNorm, MatchesDefinition) {
   std::vector<float> inplace = x;
   rms_norm(inplace.data(), w.data(), inplace.data(), 300, 1e-5f);
   EXPECT_EQ(inplace, y);
+}
+
+TEST(LayerNorm, MatchesDefinition) {
+  const auto x = random_floats(300, 3), w = random_floats(300, 4), b = random_floats(300, 5);
+  std::vector<float> y(300);
+  layer_norm(x.data(), w.data(), b.data(), y.data(), 300, 1e-5f);
+  double mean = 0, var = 0;
+  for (float v : x) mean += v;
+  mean /= 300;
+  for (float v : x) var += (v - mean) * (v - mean);
+  const double inv = 1.0 / std::sqrt(var / 300 + 1e-5);
+  for (int i = 0; i < 300; ++i) EXPECT_NEAR(y[i], (x[i] - mean) * inv * w[i] + b[i], 1e-5);
+  std::vector<float> inplace = x;
+  layer_norm(inplace.data(), w.data(), b.data(), inplace.data(), 300, 1e-5f);
+  EXPECT_EQ(inplace, y);
+}
+
+// As llama.cpp's CPU GELU: the tanh form at the F16-rounded input, rounded to F16, within
+// (-10, 10); x beyond 10 and 0 below -10.
+TEST(Gelu, IsTheF16RoundedTanhFormWithinTenAndTheLimitsBeyond) {
+  const std::vector<float> x = {-12.0f, -10.0f, -3.0f, -0.5f, 0.0f, 1e-3f, 0.5f, 1.0f, 2.5f, 9.99f, 10.0f, 50.0f};
+  std::vector<float> y(x.size());
+  gelu(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float v = x[i];
+    const float h = tensor::f16_to_f32(tensor::f32_to_f16(v));
+    const float expected = v <= -10.0f ? 0.0f : v >= 10.0f ? v : tensor::f16_to_f32(tensor::f32_to_f16(gelu_exact(h)));
+    EXPECT_EQ(y[i], expected) << "x = " << v;
+    const double exact = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));  // the erf form, for scale
+    EXPECT_NEAR(y[i], exact, 2e-3 * std::max(1.0, std::fabs(exact)) + 1e-3) << "x = " << v;
+  }
+  EXPECT_EQ(gelu_exact(0.0f), 0.0f);
+  EXPECT_NEAR(gelu_exact(1.0f), 0.841192f, 1e-6f);  // 0.5 (1 + tanh(√(2/π) · 1.044715))
 }
 
 // The vector kernel sums each chain of squares in the reference's order, so its outputs are
@@ -214,6 +248,46 @@ TEST(Attention, RowsOfASequenceInOnePassGiveEachRowItsOwnBits) {
             }
           }
         }
+}
+
+// A sliding window (Gemma's local layers): a row sees only its last `window` positions, as if
+// the cache held just those; on every SIMD target too, and rows together give each row's own
+// bits. Windows of one position, inside the first block, across blocks, and wider than all.
+TEST(Attention, SlidingWindowSeesOnlyTheLastPositions) {
+  const int head_dim = 64, heads_per_row = 2, n_kv = 30, n_rows = 3, block_size = 16;
+  const int positions = n_kv + n_rows - 1, n_q = n_rows * heads_per_row;
+  const int64_t stride = 2 * head_dim;
+  const auto kf = random_floats(stride * positions, 41), vf = random_floats(stride * positions, 42);
+  const PagedKv kv(kf, vf, stride, head_dim, positions, block_size, in_order(positions, block_size));
+  const auto q = random_floats(head_dim * n_q, 43);
+  for (int64_t window : {1, 7, 20, 31, 100}) {
+    std::vector<float> scores(n_q * positions), ref(head_dim * n_q), got(head_dim * n_q),
+        row(head_dim * heads_per_row);
+    attention_heads_reference(q.data(), n_rows, heads_per_row, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(),
+                              ref.data(), window);
+    for (int r = 0; r < n_rows; ++r) {  // row r over a cache of only its window's positions
+      const int64_t sees = n_kv + r, start = window_start(sees, window);
+      const std::vector<float> kw(kf.begin() + start * stride, kf.begin() + sees * stride),
+          vw(vf.begin() + start * stride, vf.begin() + sees * stride);
+      const PagedKv cut(kw, vw, stride, head_dim, sees - start, block_size, in_order(sees - start, block_size));
+      attention_heads_reference(q.data() + r * heads_per_row * head_dim, 1, heads_per_row, cut.view, 1, head_dim,
+                                sees - start, 0.125f, scores.data(), row.data());
+      for (int i = 0; i < head_dim * heads_per_row; ++i)
+        ASSERT_NEAR(ref[r * heads_per_row * head_dim + i], row[i], 1e-6f) << "window " << window << " row " << r;
+    }
+    for (int64_t target : EverySimdTarget()) {
+      attention_heads(q.data(), n_rows, heads_per_row, kv.view, 1, head_dim, n_kv, 0.125f, scores.data(), got.data(),
+                      window);
+      for (int i = 0; i < head_dim * n_q; ++i)
+        ASSERT_NEAR(got[i], ref[i], 1e-5f) << hwy::TargetName(target) << " window " << window << " i " << i;
+      for (int r = 0; r < n_rows; ++r) {
+        attention_heads(q.data() + r * heads_per_row * head_dim, 1, heads_per_row, kv.view, 1, head_dim, n_kv + r,
+                        0.125f, scores.data(), row.data(), window);
+        ASSERT_TRUE(std::equal(row.begin(), row.end(), got.begin() + r * heads_per_row * head_dim))
+            << hwy::TargetName(target) << " window " << window << " row " << r;
+      }
+    }
+  }
 }
 
 // Where the blocks lie in the pool does not change a result by a bit: the same positions in

@@ -27,9 +27,16 @@ struct Tolerance {
   double rel;       // max |Δlogit| / golden logit range, per stored position
   double tie;       // greedy: stop comparing at the first golden margin below this
   double clear;     // top-1 must agree where the golden margin is at least this
+  double loose = 0.02;  // the share of positions with a golden margin >= 0.1 whose top-1 may differ
 };
 
 Tolerance tolerance_for(const std::string& name) {
+  // A mixture of experts amplifies float noise: a router near a tie picks another expert. The
+  // golden README measured llama.cpp against itself (FA off) at max rel 2.2e-3 (F16), 7.2e-2
+  // (Q8_0) and 1.1e-1 (Q4_K_M), top-1 agreement 98.8%, 92.2% and 93.2%: top-1 is held only
+  // where llama.cpp's margin is beyond such a flip.
+  if (name.find("moe-") != std::string::npos)
+    return name.ends_with("-F16") ? Tolerance{3e-3, 0.1, 1.0, 0.05} : Tolerance{1.5e-1, 0.3, 1.0, 0.05};
   if (name.ends_with("-F16")) return {3e-3, 0.1, 0.3};
   if (name.ends_with("-BF16")) return {1e-2, 0.1, 0.3};
   return {3e-2, 0.3, 0.3};
@@ -133,6 +140,9 @@ struct ModelRun {
 
 ModelRun run_model(const GoldenModel& g, const RunOptions& o) {
   Model model(g.gguf_path(), {.threads = o.threads});
+  // llama.cpp's context size (Phi-3's rope factors follow it), within the positions a model
+  // with learned ones has (llama.cpp ran GPT-2 at 2048 of its 1280, reaching position 1031).
+  model.set_context(std::min<int64_t>(g.n_ctx, model.config().n_ctx_train));
   EXPECT_EQ(model.config().n_vocab, g.n_vocab);
   const Tolerance tol = tolerance_for(g.name);
   ModelRun out;
@@ -163,7 +173,9 @@ void expect_within_tolerance(const GoldenModel& g, const Report& r, const std::s
               r.loose_checked - r.loose_differ, r.loose_checked, steps.c_str());
   EXPECT_LE(r.max_rel, tol.rel);
   EXPECT_EQ(r.clear_differ, 0);
-  EXPECT_LE(r.loose_differ, 0.02 * r.loose_checked);
+  // Where llama.cpp's margin is merely >= 0.1 quantized models flip a few: at most tol.loose of
+  // them, or 3 on the short samples of sanitizer builds (~125 positions), where 2% is noise.
+  EXPECT_LE(r.loose_differ, std::max(3.0, tol.loose * r.loose_checked));
   EXPECT_EQ(r.greedy_differ, 0);
 }
 
@@ -207,6 +219,7 @@ TEST_P(GoldenForward, ChunkedPromptTwoThreads) {
 std::string test_name(const testing::TestParamInfo<std::string>& info) {
   std::string s = info.param;
   std::replace(s.begin(), s.end(), '-', '_');
+  std::replace(s.begin(), s.end(), '/', '_');
   return s;
 }
 

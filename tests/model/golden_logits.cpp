@@ -16,6 +16,10 @@ std::vector<std::string> golden_logit_models() {
   for (const char* t : {"F16", "Q4_K_M", "Q8_0"}) {
     names.push_back(std::string("tiny-qwen2-") + t);
     names.push_back(std::string("tiny-llama-") + t);
+    names.push_back(std::string("archs/tiny-phi3-") + t);
+    names.push_back(std::string("archs/tiny-gpt2-") + t);
+    names.push_back(std::string("archs/tiny-gemma3-") + t);
+    names.push_back(std::string("archs/tiny-qwen3moe-") + t);
   }
   return names;
 }
@@ -27,6 +31,7 @@ GoldenModel load_golden(const std::string& name) {
   g.name = name;
   const auto j = nlohmann::json::parse(read_file(shared_path("golden/models/" + name + ".json")));
   g.n_vocab = j.at("n_vocab").get<int64_t>();
+  g.n_ctx = j.at("n_ctx").get<int64_t>();
   for (const auto& s : j.at("sequences")) {
     GoldenSequence seq;
     s.at("input_ids").get_to(seq.input_ids);

@@ -21,8 +21,9 @@ struct GoldenSequence {
 };
 
 struct GoldenModel {
-  std::string name;  // "tiny-qwen3-Q4_K_M"
+  std::string name;  // "tiny-qwen3-Q4_K_M", "archs/tiny-phi3-F16"
   int64_t n_vocab = 0;
+  int64_t n_ctx = 0;  // llama.cpp's context size (Phi-3's rope factors depend on it)
   std::vector<GoldenSequence> sequences;
   std::vector<float> bin;
   std::string gguf_path() const;
@@ -32,7 +33,8 @@ struct GoldenModel {
   }
 };
 
-// Every golden model with logits (the README's table, F32 master excluded), sorted.
+// Every golden model with logits (the README's table, F32 master excluded), and those of
+// archs/ whose architecture nanoserve runs.
 std::vector<std::string> golden_logit_models();
 GoldenModel load_golden(const std::string& name);
 

@@ -94,6 +94,39 @@ TEST(ModelConfig, FromGgufMetadata) {
   EXPECT_EQ(p.head_dim, 64u);
   EXPECT_EQ(p.q_dim(), 512u);
   EXPECT_EQ(p.n_vocab, 4096u);
+
+  // Phi-3 (Phi-4-mini's shape): fused q|k|v and gate|up, partial NEOX rope, LongRoPE.
+  const ModelConfig phi = from_gguf(gguf::File::open(golden("archs/tiny-phi3-F16")));
+  EXPECT_TRUE(phi.features().fused_qkv);
+  EXPECT_TRUE(phi.features().fused_gate_up);
+  EXPECT_TRUE(phi.rope_halves());
+  EXPECT_EQ(phi.rope_dims(), 48u);
+  EXPECT_NEAR(phi.rope_attn_factor, 1.190238f, 1e-6f);
+  EXPECT_EQ(phi.rope_original_context, 4096u);
+  EXPECT_EQ(phi.n_ctx_train, 131072u);
+
+  // Gemma 3: five sliding-window layers to one global, each kind with its RoPE base; linear
+  // scaling on the global ones.
+  const ModelConfig gemma = from_gguf(gguf::File::open(golden("archs/tiny-gemma3-F16")));
+  EXPECT_EQ(gemma.head_dim, 128u);
+  EXPECT_EQ(gemma.sliding_window, 64u);
+  EXPECT_FLOAT_EQ(gemma.rope_base, 1e6f);
+  EXPECT_FLOAT_EQ(gemma.rope_base_swa, 1e4f);
+  EXPECT_FLOAT_EQ(gemma.rope_freq_scale, 0.125f);
+  for (uint32_t l = 0; l < 12; ++l) EXPECT_EQ(gemma.is_local(l), l % 6 != 5) << "layer " << l;
+  EXPECT_FALSE(phi.is_local(0));  // Phi-3 has a sliding_window key, which llama.cpp does not apply
+
+  // Qwen3 MoE: 2 of 8 experts of 64 per row; a decode step reads the router and two experts a layer.
+  const ModelConfig moe = from_gguf(gguf::File::open(golden("archs/tiny-qwen3moe-F16")));
+  EXPECT_TRUE(moe.features().moe);
+  EXPECT_EQ(moe.n_expert, 8u);
+  EXPECT_EQ(moe.n_expert_used, 2u);
+  EXPECT_EQ(moe.n_ff_expert, 64u);
+  const Model m(golden("archs/tiny-qwen3moe-F16"), {.threads = 1});
+  const uint64_t expert = 3 * 256 * 64 * 2;  // gate, up and down of one expert, F16
+  const uint64_t attention = (256 * 256 + 2 * 256 * 128 + 256 * 256) * 2;
+  const uint64_t layer = attention + 256 * 8 * 4 + 2 * expert + 2 * 256 * 4;  // router (F32), two experts, norms
+  EXPECT_EQ(m.weight_bytes_per_token(), 4 * layer + 1024 * 256 * 2 + 256 * 2 + 256 * 4);
 }
 
 TEST(ModelLoading, UnsupportedArchitectureIsNamed) {
@@ -339,6 +372,52 @@ TEST(ModelForward, UsesRopeFreqs) {
   const auto scaled = last_logits(o.out_path), plain = last_logits(ones);
   for (float v : scaled) ASSERT_TRUE(std::isfinite(v));
   EXPECT_NE(scaled, plain);
+}
+
+// Phi-3's rope factors follow the context, as llama.cpp's do: up to the original context the
+// short ones (which the golden logits, computed at n_ctx 2048, were made with), beyond it the
+// long ones, which move the logits of every position past 0.
+TEST(ModelForward, Phi3RopeFactorsFollowTheContext) {
+  Model m(golden("archs/tiny-phi3-Q8_0"), {.threads = 1});
+  auto last_logits = [&m](int64_t context) {
+    m.set_context(context);
+    KvCache cache(m.config(), 16);
+    Batch b;
+    for (int p = 0; p < 16; ++p) b.add(0, p, (p * 37) % 1024, p == 15);
+    Logits logits;
+    m.forward(b, cache, logits);
+    return std::vector<float>(logits.row(0).begin(), logits.row(0).end());
+  };
+  const auto short_2048 = last_logits(2048), short_4096 = last_logits(4096), long_8192 = last_logits(8192);
+  EXPECT_EQ(short_2048, short_4096);
+  EXPECT_NE(short_2048, long_8192);
+  EXPECT_EQ(last_logits(2048), short_2048);  // and back
+}
+
+// GPT-2's positions are a table of context_length rows: no context beyond it, no position past it.
+TEST(ModelForward, Gpt2HasNoPositionsBeyondItsLearnedOnes) {
+  Model m(golden("archs/tiny-gpt2-Q8_0"), {.threads = 1});
+  ASSERT_EQ(m.config().n_ctx_train, 1280u);
+  EXPECT_EQ(m.set_context(1280), 1280);
+  try {
+    m.set_context(1281);
+    FAIL() << "a context beyond the learned positions was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("learned embeddings for 1280"), std::string::npos) << e.what();
+  }
+  KvCache cache(m.config(), 1296);
+  Batch b;
+  Logits logits;
+  for (int p = 0; p < 1280; ++p) b.add(0, p, p % 1024, p == 1279);
+  m.forward(b, cache, logits);
+  b.clear();
+  b.add(0, 1280, 5, true);
+  try {
+    m.forward(b, cache, logits);
+    FAIL() << "position 1280 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no learned embedding"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+// The mixture-of-experts feed-forward (qwen3moe), as llama.cpp computes it: for each row
+// y = ffn_norm(x), router logits W_router · y, p = softmax over all experts, the n_expert_used
+// largest p renormalised to sum 1, and
+//   x += Σ_slots w_slot · down_e(silu(gate_e · y) * (up_e · y)),   e = the slot's expert,
+// the slots summed in order of falling p. Rows are grouped by expert, so that a step reads each
+// chosen expert's weights once for all the rows that chose it (what makes batching a mixture of
+// experts pay); a row's result does not depend on the rows beside it.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "kernels/ops.h"
+#include "model/model.h"
+
+namespace nanoserve::model {
+
+// ws_.chosen / chosen_weight from the router logits of each row's y (in ws_.xn).
+void Model::choose_experts(int64_t rows) {
+  const ModelConfig& c = config_;
+  const int64_t k = c.n_expert_used;
+  ws_.chosen.resize(static_cast<size_t>(rows * k));
+  ws_.chosen_weight.resize(static_cast<size_t>(rows * k));
+  std::vector<int32_t>& order = ws_.expert_order;  // kept between steps: no allocation per layer
+  order.resize(c.n_expert);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* p = ws_.router.row(r);
+    kernels::softmax(p, c.n_expert);
+    std::iota(order.begin(), order.end(), 0);
+    // The k most probable, the lower id first among equals.
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [p](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+    float sum = 0.0f;
+    for (int64_t j = 0; j < k; ++j) sum += p[order[j]];
+    for (int64_t j = 0; j < k; ++j) {
+      ws_.chosen[r * k + j] = order[j];
+      ws_.chosen_weight[r * k + j] = p[order[j]] / sum;
+    }
+  }
+}
+
+void Model::moe_ffn(int layer, int64_t rows) {
+  const LayerWeights& w = weights_.layers[layer];
+  const ModelConfig& c = config_;
+  const int64_t k = c.n_expert_used, n = c.n_embd, ff = c.n_ff_expert;
+  {
+    const auto timed = clock_.time(Op::kGateUp, static_cast<double>(w.router.bytes()));
+    acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
+    kernels::matmul(w.router, acts_, ws_.router.data(), ws_.router.width(), pool_, scratch_);
+    choose_experts(rows);
+  }
+  // The (row, slot) pairs grouped by expert, in order within each: expert e's are rows
+  // start[e] .. start[e + 1] of expert_in, and taken[p] says whose row p is.
+  std::vector<int64_t>& start = ws_.expert_start;
+  start.assign(c.n_expert + 1, 0);
+  for (int64_t i = 0; i < rows * k; ++i) ++start[ws_.chosen[i] + 1];
+  for (uint32_t e = 0; e < c.n_expert; ++e) start[e + 1] += start[e];
+  ws_.taken.resize(rows * k);
+  {
+    std::vector<int64_t>& next = ws_.expert_next;
+    next.assign(start.begin(), start.end() - 1);
+    for (int64_t i = 0; i < rows * k; ++i) ws_.taken[next[ws_.chosen[i]]++] = i;
+  }
+  for (int64_t p = 0; p < rows * k; ++p)
+    std::memcpy(ws_.expert_in.row(p), ws_.xn.row(ws_.taken[p] / k), n * sizeof(float));
+  // Every chosen expert's gate and up in one pass of the pool, then every down in another.
+  if (ws_.expert_acts.size() < c.n_expert) ws_.expert_acts.resize(c.n_expert);
+  if (ws_.hidden_acts.size() < c.n_expert) ws_.hidden_acts.resize(c.n_expert);
+  std::vector<kernels::MatmulJob>& jobs = ws_.expert_jobs;
+  jobs.clear();
+  double bytes = 0.0;
+  for (uint32_t e = 0; e < c.n_expert; ++e) {
+    const int64_t m = start[e + 1] - start[e];
+    if (m == 0) continue;
+    kernels::Activations& in = ws_.expert_acts[e];
+    in.set(ws_.expert_in.row(start[e]), m, n, ws_.expert_in.width());
+    jobs.push_back({&w.expert_gate[e], &in, ws_.expert_gate.row(start[e]), ws_.expert_gate.width()});
+    jobs.push_back({&w.expert_up[e], &in, ws_.expert_up.row(start[e]), ws_.expert_up.width()});
+    bytes += static_cast<double>(w.expert_gate[e].bytes() + w.expert_up[e].bytes());
+  }
+  {
+    const auto timed = clock_.time(Op::kGateUp, bytes);
+    kernels::matmul_jobs(jobs, pool_, scratch_);
+  }
+  {
+    const auto timed = clock_.time(Op::kSiluMul);
+    kernels::silu_mul(ws_.expert_gate.data(), ws_.expert_up.data(), ws_.expert_gate.data(), rows * k * ff);
+  }
+  jobs.clear();
+  bytes = 0.0;
+  for (uint32_t e = 0; e < c.n_expert; ++e) {
+    const int64_t m = start[e + 1] - start[e];
+    if (m == 0) continue;
+    kernels::Activations& hidden = ws_.hidden_acts[e];
+    hidden.set(ws_.expert_gate.row(start[e]), m, ff, ws_.expert_gate.width());
+    jobs.push_back({&w.expert_down[e], &hidden, ws_.expert_out.row(start[e]), ws_.expert_out.width()});
+    bytes += static_cast<double>(w.expert_down[e].bytes());
+  }
+  const auto timed = clock_.time(Op::kDown, bytes);
+  kernels::matmul_jobs(jobs, pool_, scratch_);
+  for (int64_t p = 0; p < rows * k; ++p) {  // into the row's slot, weighted
+    const int64_t row = ws_.taken[p] / k, slot = ws_.taken[p] % k;
+    float* out = ws_.slots.row(row) + slot * n;
+    const float* y = ws_.expert_out.row(p);
+    const float weight = ws_.chosen_weight[ws_.taken[p]];
+    for (int64_t d = 0; d < n; ++d) out[d] = y[d] * weight;
+  }
+  for (int64_t r = 0; r < rows; ++r) {  // the slots in order, then into the residual
+    float* sum = ws_.slots.row(r);
+    for (int64_t j = 1; j < k; ++j) kernels::add(sum, sum + j * n, n);
+    kernels::add(ws_.x.row(r), sum, n);
+  }
+}
+
+}  // namespace nanoserve::model
