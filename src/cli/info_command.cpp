@@ -95,7 +95,7 @@ void print_info(const std::string& path) {
              text("tokenizer.ggml.add_bos_token"));
   const gguf::Value* tmpl = meta.find("tokenizer.chat_template");
   fmt::print("    {:<24}{}\n", "chat template",
-             tmpl ? fmt::format("present ({} characters)", tmpl->as_string().size()) : "absent (ChatML fallback)");
+             tmpl ? fmt::format("present ({} characters)", tmpl->as_string().size()) : "absent (ChatML if the vocabulary has its tokens, else raw text)");
 }
 
 }  // namespace

@@ -14,8 +14,9 @@
 
 namespace nanoserve::engine {
 
-// The chat template a model speaks: its own (`source`, from tokenizer.chat_template), or ChatML
-// when it has none or one the interpreter cannot read; a line on stderr then says so and why.
+// The chat template a model speaks: its own (`source`, from tokenizer.chat_template); when it has
+// none or one the interpreter cannot read, ChatML if its vocabulary has ChatML's tokens, else the
+// messages' raw text (templates::kRawTextSource); a line on stderr then says which and why.
 templates::ChatTemplate model_chat_template(const std::string& source, const tokenizer::Tokenizer& tokenizer);
 
 std::vector<int32_t> text_prompt_tokens(const tokenizer::Tokenizer& tokenizer, const std::string& text);

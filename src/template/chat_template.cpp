@@ -25,6 +25,8 @@ ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::strin
 
 ChatTemplate ChatTemplate::chatml() { return ChatTemplate(kChatMlSource, "", "<|im_end|>"); }
 
+ChatTemplate ChatTemplate::raw_text() { return ChatTemplate(kRawTextSource, "", ""); }
+
 std::string ChatTemplate::render(const ChatTemplateInputs& inputs) const {
   if (!inputs.extra.is_object()) throw ChatTemplateError("extra template variables must be a JSON object");
   try {

@@ -38,6 +38,13 @@ inline constexpr const char* kChatMlSource =
     "{%- endfor %}"
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
 
+// The messages' text alone, one after another: what a base model (GPT-2, a byte-level model
+// trained from scratch) is prompted with when it has no template and no ChatML tokens.
+inline constexpr const char* kRawTextSource =
+    "{%- for message in messages %}"
+    "{{- message['content'] }}{%- if not loop.last %}{{- '\\n' }}{%- endif %}"
+    "{%- endfor %}";
+
 class ChatTemplate {
  public:
   // Parses the Jinja source once (throws ChatTemplateError). The template sees the tokens as
@@ -46,6 +53,8 @@ class ChatTemplate {
   ChatTemplate(std::string source, std::string bos_token, std::string eos_token);
   // The ChatML template (used, with a log line by the caller, when a model has none).
   static ChatTemplate chatml();
+  // The raw-text template (kRawTextSource).
+  static ChatTemplate raw_text();
 
   // Thread-safe; throws ChatTemplateError. `extra` keys override the other variables.
   std::string render(const ChatTemplateInputs& inputs) const;
