@@ -65,20 +65,7 @@ void Model::interleave_weights() {
   }
 }
 
-uint64_t Model::weight_bytes_per_token() const {
-  const ModelConfig& c = config_;
-  uint64_t total = weights_.output.bytes() + weights_.token_embd.row_bytes + c.n_embd * sizeof(float);
-  for (const LayerWeights& l : weights_.layers) {
-    total += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() + l.w_gate.bytes() + l.w_up.bytes() +
-             l.w_down.bytes();
-    // A mixture of experts: the router, and the experts one row uses.
-    if (!l.expert_gate.empty())
-      total += l.router.bytes() + c.n_expert_used * (l.expert_gate[0].bytes() + l.expert_up[0].bytes() +
-                                                     l.expert_down[0].bytes());
-    total += 2 * c.n_embd * sizeof(float);  // the two norms
-  }
-  return total;
-}
+uint64_t Model::weight_bytes_per_token() const { return model::weight_bytes_per_token(weights_, config_); }
 
 void Model::check(const Batch& batch, const KvCache& cache) {
   if (!cache.fits(config_)) throw std::invalid_argument("the KV cache was made for a model of another shape");
@@ -119,12 +106,12 @@ Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
       attn(c.q_dim(), c.head_dim), gate(c.n_ff), up(c.n_ff), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2),
       rope_cos_swa(c.rope_dims() / 2), rope_sin_swa(c.rope_dims() / 2), router(c.n_expert), expert_in(c.n_embd),
-      expert_out(c.n_embd), expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert), slots(c.n_expert_used * c.n_embd),
+      expert_out(c.n_embd), expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group))) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
   for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate, &ws_.up, &ws_.rope_cos,
-                       &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa, &ws_.router, &ws_.slots})
+                       &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa, &ws_.router})
     b->reserve(rows);
   const ModelConfig& c = config_;
   // A mixture of experts gathers each row once per chosen expert.

@@ -47,8 +47,7 @@ class Model {
   // called). Phi-3's LongRoPE factors depend on it, as llama.cpp chooses them by its context
   // size: the short ones up to rope_original_context, the long ones beyond. Returns positions.
   int64_t set_context(int64_t positions);
-  // Bytes of weights one decode step reads: every matrix once (of a mixture of experts, the
-  // router and the n_expert_used experts one row uses), the norms, one embedding row.
+  // Bytes of weights one decode step reads (model::weight_bytes_per_token).
   uint64_t weight_bytes_per_token() const;
 
   // Appends the batch's rows to their sequences in `cache` (reserving the blocks they need)
@@ -75,16 +74,15 @@ class Model {
     RowBuffer rope_cos, rope_sin;  // [rope_dims / 2]  each row's RoPE angles at its position
     RowBuffer rope_cos_swa, rope_sin_swa;  // [rope_dims / 2]  the same for sliding-window layers (swa_pattern)
     // A mixture of experts (moe.cpp): router logits; the rows one expert takes, gathered; its
-    // hidden rows and outputs; each row's weighted output per chosen slot; the choices.
+    // hidden rows and outputs; the choices.
     RowBuffer router;                    // [n_expert]
     RowBuffer expert_in, expert_out;     // [n_embd]
     RowBuffer expert_gate, expert_up;    // [n_ff_expert]
-    RowBuffer slots;                     // [n_expert_used × n_embd]
     std::vector<int32_t> chosen;         // [rows × n_expert_used]  expert ids, by falling probability
     std::vector<float> chosen_weight;    // [rows × n_expert_used]  renormalised probabilities
     std::vector<int64_t> taken;          // [rows × n_expert_used]  (row, slot) pairs as row * n_expert_used + slot, by expert
     std::vector<int64_t> expert_start;   // [n_expert + 1]  where each expert's pairs begin in `taken`
-    std::vector<int64_t> expert_next;    // [n_expert]  filling `taken`
+    std::vector<int64_t> expert_next;    // filling `taken`; then where each pair's output lies
     std::vector<kernels::Activations> expert_acts, hidden_acts;  // [n_expert]  an expert's input rows, hidden rows
     std::vector<kernels::MatmulJob> expert_jobs;                  // one pass of the pool's matrices
     std::vector<int32_t> expert_order;   // [n_expert]  a row's experts, sorted by probability

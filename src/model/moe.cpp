@@ -67,16 +67,19 @@ void Model::moe_ffn(int layer, int64_t rows) {
   if (ws_.hidden_acts.size() < c.n_expert) ws_.hidden_acts.resize(c.n_expert);
   std::vector<kernels::MatmulJob>& jobs = ws_.expert_jobs;
   jobs.clear();
+  // Calls fn(e, its first row, its rows) for each expert that some row chose.
+  auto for_each_chosen = [&](auto&& fn) {
+    for (uint32_t e = 0; e < c.n_expert; ++e)
+      if (start[e + 1] > start[e]) fn(e, start[e], start[e + 1] - start[e]);
+  };
   double bytes = 0.0;
-  for (uint32_t e = 0; e < c.n_expert; ++e) {
-    const int64_t m = start[e + 1] - start[e];
-    if (m == 0) continue;
+  for_each_chosen([&](uint32_t e, int64_t first, int64_t m) {
     kernels::Activations& in = ws_.expert_acts[e];
-    in.set(ws_.expert_in.row(start[e]), m, n, ws_.expert_in.width());
-    jobs.push_back({&w.expert_gate[e], &in, ws_.expert_gate.row(start[e]), ws_.expert_gate.width()});
-    jobs.push_back({&w.expert_up[e], &in, ws_.expert_up.row(start[e]), ws_.expert_up.width()});
+    in.set(ws_.expert_in.row(first), m, n, ws_.expert_in.width());
+    jobs.push_back({&w.expert_gate[e], &in, ws_.expert_gate.row(first), ws_.expert_gate.width()});
+    jobs.push_back({&w.expert_up[e], &in, ws_.expert_up.row(first), ws_.expert_up.width()});
     bytes += static_cast<double>(w.expert_gate[e].bytes() + w.expert_up[e].bytes());
-  }
+  });
   {
     const auto timed = clock_.time(Op::kGateUp, bytes);
     kernels::matmul_jobs(jobs, pool_, scratch_);
@@ -87,26 +90,30 @@ void Model::moe_ffn(int layer, int64_t rows) {
   }
   jobs.clear();
   bytes = 0.0;
-  for (uint32_t e = 0; e < c.n_expert; ++e) {
-    const int64_t m = start[e + 1] - start[e];
-    if (m == 0) continue;
+  for_each_chosen([&](uint32_t e, int64_t first, int64_t m) {
     kernels::Activations& hidden = ws_.hidden_acts[e];
-    hidden.set(ws_.expert_gate.row(start[e]), m, ff, ws_.expert_gate.width());
-    jobs.push_back({&w.expert_down[e], &hidden, ws_.expert_out.row(start[e]), ws_.expert_out.width()});
+    hidden.set(ws_.expert_gate.row(first), m, ff, ws_.expert_gate.width());
+    jobs.push_back({&w.expert_down[e], &hidden, ws_.expert_out.row(first), ws_.expert_out.width()});
     bytes += static_cast<double>(w.expert_down[e].bytes());
-  }
+  });
   const auto timed = clock_.time(Op::kDown, bytes);
   kernels::matmul_jobs(jobs, pool_, scratch_);
-  for (int64_t p = 0; p < rows * k; ++p) {  // into the row's slot, weighted
-    const int64_t row = ws_.taken[p] / k, slot = ws_.taken[p] % k;
-    float* out = ws_.slots.row(row) + slot * n;
-    const float* y = ws_.expert_out.row(p);
-    const float weight = ws_.chosen_weight[ws_.taken[p]];
-    for (int64_t d = 0; d < n; ++d) out[d] = y[d] * weight;
-  }
-  for (int64_t r = 0; r < rows; ++r) {  // the slots in order, then into the residual
-    float* sum = ws_.slots.row(r);
-    for (int64_t j = 1; j < k; ++j) kernels::add(sum, sum + j * n, n);
+  // Each row's slots weighted and summed in order (llama.cpp's order; each product rounded
+  // before it is added, as when the slots were summed from buffers of their own), through xn
+  // (free once gathered), then into the residual.
+  std::vector<int64_t>& place = ws_.expert_next;  // where each (row, slot) pair's output lies
+  place.resize(rows * k);
+  for (int64_t p = 0; p < rows * k; ++p) place[ws_.taken[p]] = p;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* sum = ws_.xn.row(r);
+    for (int64_t j = 0; j < k; ++j) {
+      const float* y = ws_.expert_out.row(place[r * k + j]);
+      const float weight = ws_.chosen_weight[r * k + j];
+      if (j == 0)
+        for (int64_t d = 0; d < n; ++d) sum[d] = y[d] * weight;
+      else
+        for (int64_t d = 0; d < n; ++d) sum[d] += y[d] * weight;
+    }
     kernels::add(ws_.x.row(r), sum, n);
   }
 }

@@ -171,4 +171,18 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
   return w;
 }
 
+uint64_t weight_bytes_per_token(const ModelWeights& weights, const ModelConfig& c) {
+  uint64_t total = weights.output.bytes() + weights.token_embd.row_bytes + c.n_embd * sizeof(float);
+  for (const LayerWeights& l : weights.layers) {
+    total += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() + l.w_gate.bytes() + l.w_up.bytes() +
+             l.w_down.bytes();
+    // A mixture of experts: the router, and the experts one row uses.
+    if (!l.expert_gate.empty())
+      total += l.router.bytes() + c.n_expert_used * (l.expert_gate[0].bytes() + l.expert_up[0].bytes() +
+                                                     l.expert_down[0].bytes());
+    total += 2 * c.n_embd * sizeof(float);  // the two norms
+  }
+  return total;
+}
+
 }  // namespace nanoserve::model

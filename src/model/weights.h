@@ -56,4 +56,9 @@ struct ModelWeights {
 
 ModelWeights bind_weights(const gguf::File& file, const ModelConfig& config);
 
+// Bytes of weights one decode step reads: every matrix once (of a mixture of experts, the
+// router and the n_expert_used experts one row uses), the norms, one embedding row. Read off the
+// bound weights, so that a model can be measured up without being loaded (bench's inspect_model).
+uint64_t weight_bytes_per_token(const ModelWeights& weights, const ModelConfig& config);
+
 }  // namespace nanoserve::model
