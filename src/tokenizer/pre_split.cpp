@@ -167,10 +167,11 @@ PreSplit pre_split_from_hf_regex(std::string_view regex) {
 PreSplit pre_split_from_gguf_name(std::string_view name) {
   if (name == "qwen2" || name == "deepseek-r1-qwen") return PreSplit::kQwen2;
   if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") return PreSplit::kLlama3;
-  if (name == "default" || name == "gpt2") return PreSplit::kGpt2;
+  // "gpt-2" is what llama.cpp's converter writes for GPT-2 itself (and "phi-2" for Phi-2's copy of it).
+  if (name == "default" || name == "gpt2" || name == "gpt-2" || name == "phi-2") return PreSplit::kGpt2;
   throw std::runtime_error("unsupported tokenizer.ggml.pre '" + std::string(name) +
                            "': supported are qwen2, deepseek-r1-qwen (Qwen2 regex), llama-bpe, llama3, "
-                           "llama-v3 (Llama 3 regex) and default, gpt2 (GPT-2 regex)");
+                           "llama-v3 (Llama 3 regex) and default, gpt2, gpt-2, phi-2 (GPT-2 regex)");
 }
 
 std::string_view gguf_pre_name(PreSplit kind) {

@@ -105,6 +105,8 @@ TEST(PreSplit, NamesAndPatterns) {
   EXPECT_EQ(pre_split_from_gguf_name("llama3"), PreSplit::kLlama3);
   EXPECT_EQ(gguf_pre_name(PreSplit::kLlama3), "llama-bpe");
   EXPECT_EQ(pre_split_from_gguf_name("default"), PreSplit::kGpt2);
+  EXPECT_EQ(pre_split_from_gguf_name("gpt-2"), PreSplit::kGpt2);  // GPT-2's own files (llama.cpp's converter)
+  EXPECT_THROW(pre_split_from_gguf_name("gpt-4o"), std::runtime_error);  // another regex: said, not guessed
   EXPECT_EQ(gguf_pre_name(PreSplit::kGpt2), "default");
   for (const PreSplit kind : kKinds) EXPECT_EQ(pre_split_from_hf_regex(hf_regex(kind)), kind);
 }
