@@ -35,9 +35,12 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   free_.reserve(n_blocks_);
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
-  // Whole groups of blocks (the last group's spare blocks are never given out, nor touched).
+  // As few groups as kBlocksPerGroup allows, evened out: a last group with spare blocks would be
+  // in memory whole once its first block is written (huge pages span several heads' runs): 85
+  // MiB of Qwen3-30B-A3B's 4k-token pool of 257 blocks in groups of 64; in 5 groups of 52, 3 blocks.
   const int64_t groups = (n_blocks_ + kBlocksPerGroup - 1) / kBlocksPerGroup;
-  const size_t buffer_bytes = half_bytes(groups * kBlocksPerGroup);
+  group_blocks_ = (n_blocks_ + groups - 1) / groups;
+  const size_t buffer_bytes = half_bytes(groups * group_blocks_);
   k_ = std::make_unique<kernels::HugePageBuffer>(buffer_bytes);
   v_ = std::make_unique<kernels::HugePageBuffer>(buffer_bytes);
 }
@@ -251,8 +254,8 @@ int32_t KvCache::adopt(int32_t parent, uint64_t hash, std::span<const int32_t> b
 }
 
 int64_t KvCache::tile_offset(int layer, int64_t kv_head, int64_t block) const {
-  const int64_t group = block / kBlocksPerGroup;
-  return (((group * n_layer_ + layer) * n_head_kv_ + kv_head) * kBlocksPerGroup + block % kBlocksPerGroup) *
+  const int64_t group = block / group_blocks_;
+  return (((group * n_layer_ + layer) * n_head_kv_ + kv_head) * group_blocks_ + block % group_blocks_) *
          head_dim_ * block_size_;
 }
 
@@ -280,8 +283,8 @@ kernels::KvView KvCache::view(int seq, int layer) const {
           .block_size = block_size_,
           .block_stride = tile_offset(0, 0, 1),
           .head_stride = tile_offset(0, 1, 0),
-          .group_blocks = kBlocksPerGroup,
-          .group_stride = tile_offset(0, 0, kBlocksPerGroup)};
+          .group_blocks = group_blocks_,
+          .group_stride = tile_offset(0, 0, group_blocks_)};
 }
 
 void KvCache::set_length(int seq, int64_t n) {

@@ -48,7 +48,7 @@ struct KvCacheFull : std::runtime_error {
 class KvCache {
  public:
   static constexpr int64_t kDefaultBlockSize = 16;
-  // Blocks whose tiles are laid out together (see k_ below).
+  // Blocks whose tiles are laid out together, at most (see k_ below).
   static constexpr int64_t kBlocksPerGroup = 64;
 
   // A pool of ceil(capacity / block_size) blocks for up to n_seq sequences (ids 0..n_seq-1).
@@ -152,6 +152,7 @@ class KvCache {
 
   int n_layer_;
   int64_t n_head_kv_, head_dim_, block_size_, n_blocks_, position_bytes_;
+  int64_t group_blocks_ = kBlocksPerGroup;  // blocks per group: n_blocks in equal groups of at most kBlocksPerGroup
   int64_t kv_dim() const { return n_head_kv_ * head_dim_; }  // values a position holds per layer
   // Bytes of the keys (or of the values) of `blocks` blocks.
   size_t half_bytes(int64_t blocks) const { return static_cast<size_t>(blocks * block_size_ * position_bytes_ / 2); }
@@ -162,7 +163,7 @@ class KvCache {
   std::list<int32_t> idle_;    // published blocks nobody holds, least recently used first
   std::vector<std::list<int32_t>::iterator> idle_at_;  // per block, valid while it is idle
   uint64_t evictions_ = 0;
-  // Groups of kBlocksPerGroup blocks, one after another; in a group, per layer and KV head, the
+  // Groups of group_blocks_ blocks, one after another; in a group, per layer and KV head, the
   // tiles of its blocks in a run (a tile: block_size positions × head_dim, laid out as
   // kernels::KvView says). A sequence whose blocks were taken in order has each head's keys of a
   // layer in runs of a group's blocks (1024 positions), which the hardware prefetchers follow:

@@ -14,6 +14,10 @@ int default_threads(int requested) { return requested > 0 ? requested : kernels:
 
 int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd, c.n_ff, c.n_ff_expert, c.q_dim()}); }
 
+// The dense feed-forward's width: none for a mixture of experts, whose files still write
+// feed_forward_length (6144 for Qwen3-30B-A3B: 25 MB of unused buffers at a 512-row chunk).
+int64_t dense_ff(const ModelConfig& c) { return c.features().moe ? 0 : c.n_ff; }
+
 }  // namespace
 
 Model::Model(const std::string& path, ModelOptions options)
@@ -104,7 +108,7 @@ void Model::reserve_kv(KvCache& cache) {
 
 Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
-      attn(c.q_dim(), c.head_dim), gate(c.n_ff), up(c.n_ff), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2),
+      attn(c.q_dim(), c.head_dim), gate(dense_ff(c)), up(dense_ff(c)), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2),
       rope_cos_swa(c.rope_dims() / 2), rope_sin_swa(c.rope_dims() / 2), router(c.n_expert), expert_in(c.n_embd),
       expert_out(c.n_embd), expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group))) {}
