@@ -42,6 +42,9 @@ std::string tokenizer_family(const std::string& preset) {
   if (preset.rfind("qwen2.5", 0) == 0) return "qwen2_5";
   if (preset.rfind("qwen3", 0) == 0) return "qwen3";
   if (preset.rfind("llama-3", 0) == 0) return "llama3";
+  // Gemma's and Phi-4's own vocabularies are not in ../shared: Qwen3's stands in, padded to the
+  // preset's rows (random weights do not care which text an id spells; the shapes are real).
+  if (preset.rfind("gemma-3", 0) == 0 || preset.rfind("phi-4", 0) == 0) return "qwen3";
   throw std::invalid_argument("no tokenizer family known for preset " + preset);
 }
 
@@ -51,9 +54,11 @@ BenchModel inspect_model(const std::string& path) {
   BenchModel m;
   m.path = path;
   m.file_name = fs::path(path).filename().string();
-  const model::Model loaded(path, {.threads = 1});
-  const model::ModelConfig& c = loaded.config();
-  const gguf::Metadata& metadata = loaded.file().metadata();
+  // Mapped and bound, not loaded: a model's weights are copied once they are interleaved, and
+  // the server about to load it may need all of this machine's memory (Qwen3-30B-A3B).
+  const gguf::File file = gguf::File::open(path);
+  const model::ModelConfig c = model::from_gguf(file);
+  const gguf::Metadata& metadata = file.metadata();
   m.name = metadata.contains("general.name") ? metadata.get_string("general.name") : m.file_name;
   m.arch = c.arch;
   m.weight_type = weight_type_of(metadata);
@@ -61,8 +66,8 @@ BenchModel inspect_model(const std::string& path) {
   m.kv_bytes_per_position = model::kv_bytes_per_position(c);
   m.n_ctx_train = c.n_ctx_train;
   m.n_vocab = c.n_vocab;
-  m.file_bytes = loaded.file().file_size();
-  m.weight_bytes_per_token = loaded.weight_bytes_per_token();
+  m.file_bytes = file.file_size();
+  m.weight_bytes_per_token = model::weight_bytes_per_token(model::bind_weights(file, c), c);
   const tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_gguf(metadata);
   for (int32_t id = 0; id < static_cast<int32_t>(tok.n_tokens()); ++id) {
     if (ends_inside_a_character(tok.token_piece(id)))
@@ -104,7 +109,8 @@ bool synth_model_cached(const ModelSpec& spec) { return fs::exists(synth_model_p
 double synth_units(const ModelSpec& spec) {
   if (synth_model_cached(spec)) return 0;
   const model::ModelConfig c = synth::preset(spec.preset);
-  const double per_layer = static_cast<double>(c.n_embd) * (2.0 * c.q_dim() + 2.0 * c.kv_dim() + 3.0 * c.n_ff);
+  const double per_layer = static_cast<double>(c.n_embd) *
+                           (2.0 * c.q_dim() + 2.0 * c.kv_dim() + 3.0 * c.n_ff + 3.0 * c.n_expert * c.n_ff_expert);
   const double params = static_cast<double>(c.n_vocab) * c.n_embd + c.n_layer * per_layer;
   return params / 5e5;  // about a minute per 0.5B parameters on 2 cores
 }
