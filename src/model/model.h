@@ -83,7 +83,8 @@ class Model {
     std::vector<int64_t> taken;          // [rows × n_expert_used]  (row, slot) pairs as row * n_expert_used + slot, by expert
     std::vector<int64_t> expert_start;   // [n_expert + 1]  where each expert's pairs begin in `taken`
     std::vector<int64_t> expert_next;    // filling `taken`; then where each pair's output lies
-    std::vector<kernels::Activations> expert_acts, hidden_acts;  // [n_expert]  an expert's input rows, hidden rows
+    std::vector<uint32_t> experts_chosen;  // the experts some row chose, most rows first
+    std::vector<kernels::Activations> expert_acts, hidden_acts;  // [n_expert]  the i-th chosen's input, hidden rows
     std::vector<kernels::MatmulJob> expert_jobs;                  // one pass of the pool's matrices
     std::vector<int32_t> expert_order;   // [n_expert]  a row's experts, sorted by probability
     int64_t group;                 // query heads per KV head
