@@ -108,9 +108,11 @@ void Model::reserve_kv(KvCache& cache) {
 
 Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
-      attn(c.q_dim(), c.head_dim), gate(dense_ff(c)), up(dense_ff(c)), rope_cos(c.rope_dims() / 2), rope_sin(c.rope_dims() / 2),
-      rope_cos_swa(c.rope_dims() / 2), rope_sin_swa(c.rope_dims() / 2), router(c.n_expert), expert_in(c.n_embd),
+      attn(c.q_dim(), c.head_dim), gate(dense_ff(c)), up(dense_ff(c)), rope_cos(c.rope_dims() / 2),
+      rope_sin(c.rope_dims() / 2), rope_cos_swa(c.rope_dims() / 2), rope_sin_swa(c.rope_dims() / 2),
+      router(c.n_expert), expert_in(c.n_embd),
       expert_out(c.n_embd), expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert),
+      expert_acts(c.n_expert), hidden_acts(c.n_expert),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group))) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
