@@ -64,6 +64,7 @@ BenchModel inspect_model(const std::string& path) {
   m.weight_type = weight_type_of(metadata);
   m.n_layer = c.n_layer;
   m.kv_bytes_per_position = model::kv_bytes_per_position(c);
+  m.kv_window_bytes = model::kv_bytes_for(c, c.sliding_window) - m.kv_bytes_per_position * c.sliding_window;
   m.n_ctx_train = c.n_ctx_train;
   m.n_vocab = c.n_vocab;
   m.file_bytes = file.file_size();

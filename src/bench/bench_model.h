@@ -23,10 +23,13 @@ struct BenchModel {
   std::string weight_type;  // general.file_type ("Q8_0", "Q4_K_M", ...)
   int64_t n_layer = 0, n_ctx_train = 0, n_vocab = 0;
   int64_t kv_bytes_per_position = 0;    // the KV cache's size per position (model::kv_bytes_per_position)
+  int64_t kv_window_bytes = 0;          // its sliding-window layers' once full (model::kv_bytes_for)
   uint64_t file_bytes = 0;
   uint64_t weight_bytes_per_token = 0;  // every matrix once, as a decode step reads them
   std::vector<int32_t> silent_tokens;   // stream no text of their own (end inside a character)
   std::vector<int32_t> text_tokens;     // every other token (prompts are drawn from these)
+  // The KV cache of a sequence of n positions, once full (model::kv_bytes_for).
+  int64_t kv_bytes_for(int64_t n) const { return kv_bytes_per_position * n + kv_window_bytes; }
 };
 
 // Reads the file's metadata, tokenizer and weight layout (maps it; no weights are read).

@@ -32,7 +32,7 @@ void run(SuiteEnv& env, RowWriter& rows) {
     if (interrupted()) return;
     const int64_t context_size = length + o.context_max_tokens;
     const nlohmann::ordered_json point = {{"context_size", context_size},
-                                          {"kv_cache_bytes", model.kv_bytes_per_position * context_size},
+                                          {"kv_cache_bytes", model.kv_bytes_for(context_size)},
                                           {"model_file_bytes", model.file_bytes}};
     const RowContext rc = env.row_context("context", "sequential", "served", &model);
     if (context_size > model.n_ctx_train) {

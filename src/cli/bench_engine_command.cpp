@@ -153,7 +153,7 @@ void run_bench(const BenchArgs& a) {
   // Per decode step: every weight matrix once, plus each sequence's KV cache read at the mean
   // position.
   const double kv_bytes =
-      static_cast<double>(model::kv_bytes_per_position(c)) * (a.prompt + a.generate / 2.0) * a.batch;
+      static_cast<double>(model::kv_bytes_for(c, a.prompt + a.generate / 2)) * a.batch;
   const double step_bytes = static_cast<double>(m.weight_bytes_per_token()) + kv_bytes;
   const int64_t peak_rss = machine::peak_rss_bytes();  // before the bandwidth test's buffer inflates it
   // Fewer than kReadEvery steps per run: reads now, the nearest to decode there are.

@@ -35,6 +35,9 @@ std::unique_ptr<model::KvDiskCache> disk_tier(const BatchOptions& options, const
     return nullptr;
   }
   if (!options.prefix_cache) throw std::invalid_argument("--cache-dir needs the prefix cache (--prefix-cache on)");
+  if (!cache.shares_prefixes())
+    throw std::invalid_argument("--cache-dir: this model's sliding-window layers keep only their window, so its "
+                                "prefixes are not cached");
   if (options.cache_disk_bytes <= 0) throw std::invalid_argument("--cache-disk must be positive");
   return std::make_unique<model::KvDiskCache>(model::KvDiskOptions{
       .dir = options.cache_dir,
@@ -90,7 +93,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
              model::KvCache::kDefaultBlockSize, options.prefix_hash),
       context_size_(model_.set_context(
           std::min(context_size_for(options.context_size, model_.config().n_ctx_train), cache_.n_ctx()))),
-      prefix_cache_(options.prefix_cache),
+      prefix_cache_(options.prefix_cache && cache_.shares_prefixes()),
       last_logits_(std::min(kLastLogitsMax, kLastLogitsPerSlot * static_cast<size_t>(std::max(1, options.parallel)))),
       disk_(disk_tier(options, model_, cache_)),
       block_buffer_(disk_ ? cache_.block_bytes() : 0),
@@ -125,7 +128,7 @@ EngineMetrics BatchEngine::metrics() const {
   m.waiting = std::max<int64_t>(0, queue_.held() - m.running);
   m.kv_used_blocks = kv_used_blocks_;
   m.kv_total_blocks = cache_.n_blocks();
-  m.kv_used_bytes = m.kv_used_blocks * static_cast<int64_t>(cache_.block_bytes());
+  m.kv_used_bytes = static_cast<int64_t>(cache_.used_bytes());
   m.kv_total_bytes = static_cast<int64_t>(cache_.bytes());
   m.preemptions = preemptions_;
   m.kv_cached_blocks = kv_cached_blocks_;

@@ -32,7 +32,7 @@ EngineMetrics SequentialEngine::metrics() const {
   EngineMetrics m;  // no paging, batching or prefix cache: those stay 0
   m.waiting = queue_.waiting();
   m.running = queue_.running();
-  m.kv_used_bytes = model::kv_bytes_per_position(model_.config()) * kv_positions_;
+  m.kv_used_bytes = model::kv_bytes_for(model_.config(), kv_positions_);
   m.kv_total_bytes = static_cast<int64_t>(cache_.bytes());
   return m;
 }

@@ -14,7 +14,7 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
   const int64_t start = window_start(n_kv, window);
   const KvView head = kv_head_view(kv, kv_head);
   float max = -INFINITY;
-  for_each_kv_run(head, n_kv, [&](const KvRun& run) {
+  for_each_kv_run(head, start, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {
       const uint16_t* k = run.k + p;  // dimension i at k[i * block_size]
       float dot = 0.0f;
@@ -25,7 +25,7 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
   });
   std::fill(out, out + head_dim, 0.0f);
   double sum = 0.0;
-  for_each_kv_run(head, n_kv, [&](const KvRun& run) {
+  for_each_kv_run(head, start, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {
       const float weight = std::exp(scores[run.first + p] - max);  // 0 before the window
       sum += weight;

@@ -50,10 +50,12 @@ struct KvRun {
   const uint16_t *k, *v, *next_k, *next_v;
 };
 
-// Calls run(KvRun) for each block of positions [0, n_kv), in position order.
+// Calls run(KvRun) for each block of positions [from, n_kv), in position order, from the block
+// that holds `from` (its earlier positions included): a sliding window's rows read only the
+// blocks their window touches (a windowed cache holds no others: KvCache).
 template <class Run>
-void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
-  for (int64_t first = 0, b = 0; first < n_kv; first += kv.block_size, ++b) {
+void for_each_kv_run(const KvView& kv, int64_t from, int64_t n_kv, Run&& run) {
+  for (int64_t b = from / kv.block_size, first = b * kv.block_size; first < n_kv; first += kv.block_size, ++b) {
     const int64_t offset = kv_block_offset(kv, kv.blocks[b]);
     const bool last = first + kv.block_size >= n_kv;
     const int64_t next = last ? 0 : kv_block_offset(kv, kv.blocks[b + 1]);
@@ -73,7 +75,8 @@ void for_each_kv_run(const KvView& kv, int64_t n_kv, Run&& run) {
 // head's result does not depend on the rows beside it (a verify row's equals a decode row's,
 // bit for bit). scores needs room for n_rows * heads_per_row * (n_kv + n_rows - 1) floats.
 // window > 0 (sliding-window layers): a row sees only the last `window` of its positions, its
-// own included; the others' weights are zero (their scores are computed and masked).
+// own included; the blocks wholly before the first row's window are not read (a windowed
+// cache has let go of them), the other positions outside a row's window weigh zero.
 // Uses the SIMD kernels of the best target this CPU supports.
 void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
                      int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0);

@@ -143,17 +143,18 @@ void RunScores(const float* q, int h0, int nh, const uint16_t* k_tile, const uin
           ScoreOf<kChains>(q + (h0 + j) * head_dim, k_tile + t0, block_size, head_dim) * scale;
 }
 
-// Scores of every head over the positions its row sees (and, for the earlier rows of a pass,
-// the few after: never read), in passes of kScoreSums / kChains heads.
+// Scores of every head over the positions its row sees from the block that holds `from` (and,
+// for the earlier rows of a pass, the few after: never read), in passes of kScoreSums / kChains
+// heads.
 template <int kChains>
-void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, int head_dim, int64_t n_kv,
-            float scale, int64_t stride, float* scores) {
+void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, int head_dim, int64_t from,
+            int64_t n_kv, float scale, int64_t stride, float* scores) {
   constexpr int kBatch = kScoreSums / kChains;
   const int n_q = n_rows * heads_per_row;
   for (int h0 = 0; h0 < n_q; h0 += kBatch) {
     const int nh = std::min(kBatch, n_q - h0);
     const int64_t until = n_kv + (h0 + nh - 1) / heads_per_row;  // the pass's last row's positions
-    for_each_kv_run(head, until, [&](const KvRun& run) {
+    for_each_kv_run(head, from, until, [&](const KvRun& run) {
       RunScores<kChains>(q, h0, nh, run.k, run.next_k, head.block_size, run.first, run.count, head_dim, stride, scale,
                          scores);
     });
@@ -260,26 +261,31 @@ void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView&
   const KvView head = kv_head_view(kv, kv_head);
   const int n_q = n_rows * heads_per_row;
   const int64_t stride = n_kv + n_rows - 1;  // the last row's positions
+  // Positions from the block that holds the first row's window start (every row's window lies
+  // past it). Where a block is whole vectors, a lane of the softmax's sums takes the same
+  // positions as from 0 plus zeros: skipping the blocks changes no bit.
+  const int64_t lo = window_start(n_kv, window) / head.block_size * head.block_size;
   if (ChainsFor(heads_per_row) == 2) {
-    Scores<2>(q, n_rows, heads_per_row, head, head_dim, n_kv, scale, stride, scores);
+    Scores<2>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
   } else {
-    Scores<1>(q, n_rows, heads_per_row, head, head_dim, n_kv, scale, stride, scores);
+    Scores<1>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
   }
   // Positions before a row's window weigh exp(-inf) = 0 (Exp is 0 below its range).
   for (int h = 0; h < n_q; ++h)
-    std::fill(scores + h * stride, scores + h * stride + window_start(n_kv + h / heads_per_row, window), -INFINITY);
+    std::fill(scores + h * stride + lo, scores + h * stride + window_start(n_kv + h / heads_per_row, window),
+              -INFINITY);
   std::fill(out, out + static_cast<int64_t>(n_q) * head_dim, 0.0f);
   float inv_sum[kValueHeads];
   for (int h0 = 0; h0 < n_q; h0 += kValueHeads) {
     const int nh = std::min(kValueHeads, n_q - h0);
     for (int j = 0; j < nh; ++j) {
       const int64_t sees = n_kv + (h0 + j) / heads_per_row;  // its row's positions
-      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * stride, sees));
+      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * stride + lo, sees - lo));
     }
     // The positions every head of the pass sees, then each further one for the heads that see
     // it (those of the later rows): a head's sums go over its positions in order either way.
     const int64_t shared = n_kv + h0 / heads_per_row, last = n_kv + (h0 + nh - 1) / heads_per_row;
-    for_each_kv_run(head, shared, [&](const KvRun& run) {
+    for_each_kv_run(head, lo, shared, [&](const KvRun& run) {
       RunValues(scores, h0, nh, run.v, run.next_v, run.first, run.count, head_dim, stride, out);
     });
     for (int64_t p = shared; p < last; ++p) {

@@ -101,6 +101,14 @@ struct ModelConfig {
     const int pattern = features().swa_pattern;
     return pattern > 0 && static_cast<int>(layer % pattern) < pattern - 1;
   }
+  // Whether layer reads only its window (a local layer with a window): the KV cache keeps only
+  // that window of its keys and values (KvWindow).
+  bool windowed(uint32_t layer) const { return sliding_window > 0 && is_local(layer); }
+  uint32_t n_windowed_layers() const {
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < n_layer; ++l) n += windowed(l) ? 1 : 0;
+    return n;
+  }
   // Throws std::invalid_argument naming the first field that makes no sense.
   void validate() const;
 };

@@ -1,10 +1,7 @@
 #include "model/kv_cache.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
-
-#include "kernels/activations.h"
 
 namespace nanoserve::model {
 
@@ -19,6 +16,17 @@ int64_t pool_blocks(int64_t capacity, int n_seq, int64_t block_size) {
   return blocks;
 }
 
+// The layers' places: per layer, whether it is windowed and its index among its kind.
+std::vector<int> layer_places(const ModelConfig& c, std::vector<bool>& windowed) {
+  std::vector<int> at;
+  int full = 0, local = 0;
+  for (uint32_t l = 0; l < c.n_layer; ++l) {
+    windowed.push_back(c.windowed(l));
+    at.push_back(c.windowed(l) ? local++ : full++);
+  }
+  return at;
+}
+
 }  // namespace
 
 KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t block_size, PrefixIndex::HashFn hash)
@@ -27,26 +35,31 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
       head_dim_(c.head_dim),
       block_size_(block_size),
       n_blocks_(pool_blocks(capacity, n_seq, block_size)),
-      position_bytes_(kv_bytes_per_position(c)),
       refs_(static_cast<size_t>(n_blocks_), 0),
       index_(n_blocks_, block_size, hash),
-      idle_at_(static_cast<size_t>(n_blocks_)) {
+      idle_at_(static_cast<size_t>(n_blocks_)),
+      layer_at_(layer_places(c, windowed_)),
+      tiles_(static_cast<int>(c.n_layer - c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_, n_blocks_) {
   sequences_.resize(n_seq);
   free_.reserve(n_blocks_);
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
-  // As few groups as kBlocksPerGroup allows, evened out: a last group with spare blocks would be
-  // in memory whole once its first block is written (huge pages span several heads' runs): 85
-  // MiB of Qwen3-30B-A3B's 4k-token pool of 257 blocks in groups of 64; in 5 groups of 52, 3 blocks.
-  const int64_t groups = (n_blocks_ + kBlocksPerGroup - 1) / kBlocksPerGroup;
-  group_blocks_ = (n_blocks_ + groups - 1) / groups;
-  const size_t buffer_bytes = half_bytes(groups * group_blocks_);
-  k_ = std::make_unique<kernels::HugePageBuffer>(buffer_bytes);
-  v_ = std::make_unique<kernels::HugePageBuffer>(buffer_bytes);
+  if (c.n_windowed_layers() > 0)
+    window_ = std::make_unique<KvWindow>(static_cast<int>(c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_,
+                                         n_blocks_, n_seq, c.sliding_window);
 }
 
 bool KvCache::fits(const ModelConfig& c) const {
-  return n_layer_ == static_cast<int>(c.n_layer) && n_head_kv_ == c.n_head_kv && head_dim_ == c.head_dim;
+  std::vector<bool> windowed;
+  layer_places(c, windowed);
+  return n_layer_ == static_cast<int>(c.n_layer) && n_head_kv_ == c.n_head_kv && head_dim_ == c.head_dim &&
+         windowed == windowed_ &&
+         (!window_ || window_->window() == static_cast<int64_t>(c.sliding_window));
+}
+
+size_t KvCache::used_bytes() const {
+  return static_cast<size_t>(used_blocks()) * block_bytes() +
+         (window_ ? static_cast<size_t>(window_->used_blocks()) * window_->block_bytes() : 0);
 }
 
 const KvCache::Sequence& KvCache::sequence(int seq) const {
@@ -63,6 +76,7 @@ bool KvCache::reserve(int seq, int64_t n_positions) {
   const int64_t need = blocks_needed(seq, n_positions);
   if (need > free_blocks()) return false;
   for (int64_t i = 0; i < need; ++i) sequences_[seq].blocks.push_back(take_block());
+  if (window_) window_->reserve(seq, sequences_[seq].length, n_positions);
   return true;
 }
 
@@ -74,6 +88,7 @@ void KvCache::clear(int seq) {
   // which more prompts share).
   for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) let_go(*it);
   s = Sequence{};
+  if (window_) window_->clear(seq);
 }
 
 void KvCache::truncate(int seq, int64_t n) {
@@ -83,6 +98,7 @@ void KvCache::truncate(int seq, int64_t n) {
     throw std::out_of_range("KV cache: cannot truncate sequence " + std::to_string(seq) + " of length " +
                             std::to_string(s.length) + " (" + std::to_string(s.published) +
                             " published blocks) to " + std::to_string(n));
+  if (window_) window_->truncate(seq, n);  // first: it throws when n is behind its window
   s.length = n;
   const auto keep = static_cast<size_t>((n + block_size_ - 1) / block_size_);
   while (s.blocks.size() > keep) {
@@ -123,6 +139,7 @@ void KvCache::let_go(int32_t block) {
 KvCache::PrefixHit KvCache::find_prefix(std::span<const int32_t> tokens, std::span<const uint64_t> hashes,
                                         int64_t limit) const {
   PrefixHit hit;
+  if (!shares_prefixes()) return hit;
   hit.blocks = index_.match(tokens, hashes);
   const auto matched = static_cast<int64_t>(hit.blocks.size()) * block_size_;
   limit = std::max<int64_t>(0, std::min(limit, static_cast<int64_t>(tokens.size())));
@@ -164,7 +181,7 @@ void KvCache::attach(int seq, const PrefixHit& hit) {
     // When the pool has only idle blocks left, the one taken may be the copied block itself
     // (evicted, so now our own): its keys and values are still in place.
     const int32_t own = take_block();
-    if (own != hit.copied) copy_block(hit.copied, own);
+    if (own != hit.copied) tiles_.copy_block(hit.copied, own);
     s.blocks.push_back(own);
   }
   s.length = hit.positions;
@@ -173,6 +190,7 @@ void KvCache::attach(int seq, const PrefixHit& hit) {
 void KvCache::publish(int seq, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {
   sequence(seq);  // checks the id
   Sequence& s = sequences_[seq];
+  if (!shares_prefixes()) return;
   const int64_t whole = std::min<int64_t>(s.length, static_cast<int64_t>(tokens.size())) / block_size_;
   for (int64_t i = s.published; s.publishing && i < whole && i < static_cast<int64_t>(hashes.size()); ++i) {
     const auto first = static_cast<size_t>(i * block_size_);
@@ -201,90 +219,33 @@ void KvCache::drop_cached() {
   idle_.clear();
 }
 
-template <class F>
-void KvCache::for_each_tile(int32_t block, F f) const {
-  for (int layer = 0; layer < n_layer_; ++layer)
-    for (int64_t h = 0; h < n_head_kv_; ++h) {
-      const int64_t tile = tile_offset(layer, h, block);
-      f(k_data() + tile, v_data() + tile);
-    }
-}
-
-size_t KvCache::tile_bytes() const { return static_cast<size_t>(head_dim_ * block_size_) * sizeof(uint16_t); }
-
-void KvCache::copy_block(int32_t from, int32_t to) {
-  // Keys are transposed in a tile (dimension d of every slot together): whole tiles are copied;
-  // the positions past those attached are written before anything reads them.
-  const int64_t shift = tile_offset(0, 0, to) - tile_offset(0, 0, from);  // the same in every layer and head
-  const size_t bytes = tile_bytes();
-  for_each_tile(from, [&](uint16_t* k, uint16_t* v) {
-    std::memcpy(k + shift, k, bytes);
-    std::memcpy(v + shift, v, bytes);
-  });
-}
-
 void KvCache::read_block(int seq, int64_t index, std::span<uint8_t> out) const {
-  if (out.size() != block_bytes()) throw std::invalid_argument("KV cache: read_block needs block_bytes() bytes");
-  const size_t bytes = tile_bytes();
-  uint8_t* at = out.data();
-  for_each_tile(sequence(seq).blocks.at(static_cast<size_t>(index)), [&](const uint16_t* k, const uint16_t* v) {
-    std::memcpy(at, k, bytes);
-    std::memcpy(at + bytes, v, bytes);
-    at += 2 * bytes;
-  });
+  tiles_.read_block(sequence(seq).blocks.at(static_cast<size_t>(index)), out);
 }
 
 int32_t KvCache::adopt(int32_t parent, uint64_t hash, std::span<const int32_t> block_tokens,
                        std::span<const uint8_t> data) {
   if (data.size() != block_bytes()) throw std::invalid_argument("KV cache: adopt needs block_bytes() bytes");
-  if (free_blocks() == 0) return -1;
+  if (free_blocks() == 0 || !shares_prefixes()) return -1;
   if (parent >= 0) hold(parent);  // taking a block must not evict the parent
   const int32_t block = take_block();
   if (parent >= 0) let_go(parent);
-  const size_t bytes = tile_bytes();
-  const uint8_t* at = data.data();
-  for_each_tile(block, [&](uint16_t* k, uint16_t* v) {
-    std::memcpy(k, at, bytes);
-    std::memcpy(v, at + bytes, bytes);
-    at += 2 * bytes;
-  });
+  tiles_.write_block(block, data);
   const bool published = index_.publish(block, parent, hash, block_tokens) == block;
   let_go(block);  // idle when published, free otherwise
   return published ? block : -1;
 }
 
-int64_t KvCache::tile_offset(int layer, int64_t kv_head, int64_t block) const {
-  const int64_t group = block / group_blocks_;
-  return (((group * n_layer_ + layer) * n_head_kv_ + kv_head) * group_blocks_ + block % group_blocks_) *
-         head_dim_ * block_size_;
-}
-
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
-  const int64_t block = sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_)), slot = pos % block_size_;
-  constexpr int64_t kPiece = 64;  // key dimensions converted at once, then spread down the tile
-  uint16_t k_half[kPiece];
-  for (int64_t h = 0; h < n_head_kv_; ++h) {
-    const int64_t tile = tile_offset(layer, h, block);
-    uint16_t* k_slot = k_data() + tile + slot;  // dimension d at k_slot[d * block_size]
-    for (int64_t d0 = 0; d0 < head_dim_; d0 += kPiece) {
-      const int64_t n = std::min(kPiece, head_dim_ - d0);
-      kernels::f32_to_f16_row(k + h * head_dim_ + d0, n, k_half);
-      for (int64_t d = 0; d < n; ++d) k_slot[(d0 + d) * block_size_] = k_half[d];
-    }
-    kernels::f32_to_f16_row(v + h * head_dim_, head_dim_, v_data() + tile + slot * head_dim_);
-  }
+  const int at = layer_at_[static_cast<size_t>(layer)];
+  if (windowed_[static_cast<size_t>(layer)]) return window_->store(seq, at, pos, k, v);
+  tiles_.store(at, sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_)), pos % block_size_, k, v);
 }
 
 kernels::KvView KvCache::view(int seq, int layer) const {
-  const int64_t layer_offset = tile_offset(layer, 0, 0);
-  return {.k = k_data() + layer_offset,
-          .v = v_data() + layer_offset,
-          .blocks = sequence(seq).blocks.data(),
-          .block_size = block_size_,
-          .block_stride = tile_offset(0, 0, 1),
-          .head_stride = tile_offset(0, 1, 0),
-          .group_blocks = group_blocks_,
-          .group_stride = tile_offset(0, 0, group_blocks_)};
+  const int at = layer_at_[static_cast<size_t>(layer)];
+  if (windowed_[static_cast<size_t>(layer)]) return window_->view(seq, at);
+  return tiles_.view(at, sequence(seq).blocks.data());
 }
 
 void KvCache::set_length(int seq, int64_t n) {

@@ -1,7 +1,7 @@
 // The keys and values of every layer, as F16, in a paged pool shared by all sequences.
 //
 // The pool is n_blocks blocks of block_size positions; a block holds those positions' keys and
-// values for every layer and KV head. Each sequence owns a block table (the blocks it fills, in
+// values for every layer and KV head (laid out as KvTiles says). Each sequence owns a block table (the blocks it fills, in
 // position order), so position p of a sequence lives in block table[p / block_size] at slot
 // p % block_size. Blocks come from one free list: there is no per-sequence context split, and
 // a single sequence may fill the whole pool. Blocks go back to the pool on clear().
@@ -18,8 +18,14 @@
 // recently used goes first). free_blocks() counts idle blocks as free: the cache holds only
 // memory that no sequence asks for. A sequence only writes positions past its attached ones,
 // into blocks of its own, so a shared block is never written.
+//
+// A model's sliding-window layers (ModelConfig::windowed) keep their keys and values in a
+// KvWindow of their own, which lets go of what falls behind the window; the pool's blocks hold
+// the other layers. Such a cache shares no prefixes (find_prefix finds none, publish and adopt
+// keep none): a prefix's window is gone once its sequence has moved past it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -28,17 +34,27 @@
 #include <vector>
 
 #include "kernels/attention.h"
-#include "kernels/huge_pages.h"
 #include "model/config.h"
+#include "model/kv_tiles.h"
+#include "model/kv_window.h"
 #include "model/prefix_index.h"
 
 namespace nanoserve::model {
 
-// Bytes that one position's keys and values (F16) take in one layer, and in every layer.
+// Bytes that one position's keys and values (F16) take in one layer; in every layer that keeps
+// all positions (all but the windowed ones: ModelConfig::windowed), what each position adds to
+// a sequence's cache; and all that a sequence of n positions holds, its windowed layers' last
+// sliding_window positions included (KvWindow holds one forward call's rows more while it runs).
 inline int64_t kv_bytes_per_position_layer(const ModelConfig& c) {
   return 2 * c.kv_dim() * static_cast<int64_t>(sizeof(uint16_t));
 }
-inline int64_t kv_bytes_per_position(const ModelConfig& c) { return c.n_layer * kv_bytes_per_position_layer(c); }
+inline int64_t kv_bytes_per_position(const ModelConfig& c) {
+  return (c.n_layer - c.n_windowed_layers()) * kv_bytes_per_position_layer(c);
+}
+inline int64_t kv_bytes_for(const ModelConfig& c, int64_t n) {
+  return kv_bytes_per_position(c) * n +
+         c.n_windowed_layers() * kv_bytes_per_position_layer(c) * std::min<int64_t>(n, c.sliding_window);
+}
 
 // Thrown when the pool has too few free blocks for what a forward call needs.
 struct KvCacheFull : std::runtime_error {
@@ -48,8 +64,6 @@ struct KvCacheFull : std::runtime_error {
 class KvCache {
  public:
   static constexpr int64_t kDefaultBlockSize = 16;
-  // Blocks whose tiles are laid out together, at most (see k_ below).
-  static constexpr int64_t kBlocksPerGroup = 64;
 
   // A pool of ceil(capacity / block_size) blocks for up to n_seq sequences (ids 0..n_seq-1).
   // Throws std::invalid_argument when capacity, n_seq or block_size is not positive. `hash`
@@ -67,8 +81,12 @@ class KvCache {
   int64_t used_blocks() const { return n_blocks_ - free_blocks(); }  // held by a sequence
   // Positions the pool holds in all: the most one sequence can ever fill.
   int64_t n_ctx() const { return n_blocks_ * block_size_; }
-  size_t bytes() const { return 2 * half_bytes(n_blocks_); }
-  size_t block_bytes() const { return bytes() / static_cast<size_t>(n_blocks_); }
+  // Bytes of the pool (the sliding-window layers' included) and of one block of the pool.
+  size_t bytes() const { return tiles_.bytes() + (window_ ? window_->bytes() : 0); }
+  size_t block_bytes() const { return tiles_.block_bytes(); }
+  // Bytes of the blocks sequences hold, the sliding-window layers' included.
+  size_t used_bytes() const;
+  bool shares_prefixes() const { return window_ == nullptr; }
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
   int64_t blocks_of(int seq) const { return static_cast<int64_t>(sequence(seq).blocks.size()); }
@@ -142,20 +160,9 @@ class KvCache {
   int32_t take_block();  // a free block, else the least recently used idle one, with one reference
   void hold(int32_t block);     // one more reference (an idle block leaves the idle list)
   void let_go(int32_t block);   // one reference less
-  void copy_block(int32_t from, int32_t to);
-  size_t tile_bytes() const;  // one layer's and KV head's keys (or values) in one block
-  // Calls f(k_tile, v_tile) for each layer and KV head of `block`, in that order.
-  template <class F>
-  void for_each_tile(int32_t block, F f) const;
-  // Where KV head kv_head's tile of `layer` in block `block` starts, in elements.
-  int64_t tile_offset(int layer, int64_t kv_head, int64_t block) const;
 
   int n_layer_;
-  int64_t n_head_kv_, head_dim_, block_size_, n_blocks_, position_bytes_;
-  int64_t group_blocks_ = kBlocksPerGroup;  // blocks per group: n_blocks in equal groups of at most kBlocksPerGroup
-  int64_t kv_dim() const { return n_head_kv_ * head_dim_; }  // values a position holds per layer
-  // Bytes of the keys (or of the values) of `blocks` blocks.
-  size_t half_bytes(int64_t blocks) const { return static_cast<size_t>(blocks * block_size_ * position_bytes_ / 2); }
+  int64_t n_head_kv_, head_dim_, block_size_, n_blocks_;
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
   std::vector<int32_t> refs_;  // per block: the sequences that hold it
@@ -163,24 +170,11 @@ class KvCache {
   std::list<int32_t> idle_;    // published blocks nobody holds, least recently used first
   std::vector<std::list<int32_t>::iterator> idle_at_;  // per block, valid while it is idle
   uint64_t evictions_ = 0;
-  // Groups of group_blocks_ blocks, one after another; in a group, per layer and KV head, the
-  // tiles of its blocks in a run (a tile: block_size positions × head_dim, laid out as
-  // kernels::KvView says). A sequence whose blocks were taken in order has each head's keys of a
-  // layer in runs of a group's blocks (1024 positions), which the hardware prefetchers follow:
-  // with every layer of a block together, a head's tiles lay 96 KiB apart in a 0.5B model, and
-  // the same model's decode attention after a 512-token prompt took 30 µs a layer, 21 µs in
-  // runs. Groups rather than one run per head for the whole pool: the pool's memory becomes
-  // resident as groups are first written, so a large pool in light use stays small (one run per
-  // head put a page of every head's run in memory at the first request: with the default serve
-  // pool of 32768 positions, 0.5B Q8_0 went from 549 to 748 MB RSS at its first request, 1.7B
-  // Q4_K_M from 1097 to 1999 MB; with groups of 64 blocks 568 and 1215 MB). Groups of 16 blocks
-  // cost attention 8-12% after 1-2k positions; of 64, within the noise of one run.
-  // Left uninitialized for that reason (a vector would zero, and so touch, all of it up front);
-  // nothing reads a position before the forward pass writes it. In huge pages where the kernel
-  // allows: with 4 KiB pages a head's jump to another block cost a TLB walk (in a VM, a nested one).
-  std::unique_ptr<kernels::HugePageBuffer> k_, v_;
-  uint16_t* k_data() const { return reinterpret_cast<uint16_t*>(k_->data()); }
-  uint16_t* v_data() const { return reinterpret_cast<uint16_t*>(v_->data()); }
+  // Per layer: where its keys and values are (the pool's tiles, or the window's) and its index there.
+  std::vector<bool> windowed_;
+  std::vector<int> layer_at_;
+  KvTiles tiles_;                      // the layers that keep every position
+  std::unique_ptr<KvWindow> window_;   // the sliding-window layers; none without them
 };
 
 }  // namespace nanoserve::model

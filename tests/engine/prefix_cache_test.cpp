@@ -333,5 +333,24 @@ TEST(PrefixCache, TheOptionIsForTheBatchEngine) {
                std::invalid_argument);
 }
 
+// A model with sliding-window layers (Gemma 3) keeps only its windows (model::KvWindow): the
+// prefix cache is off for it, its resent prompt is computed again with the same tokens, and a
+// disk tier is refused with a reason.
+TEST(PrefixCache, SlidingWindowModelsCacheNoPrefix) {
+  const std::string gemma = nanoserve::test::shared_path("golden/models/archs/tiny-gemma3-F16.gguf");
+  try {
+    make_engine({.kind = "batch", .model_path = gemma, .threads = kThreads, .cache_dir = "/tmp"});
+    ADD_FAILURE() << "--cache-dir was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sliding-window"), std::string::npos) << e.what();
+  }
+  auto engine = make_engine({.kind = "batch", .model_path = gemma, .threads = kThreads, .prefix_cache = "on"});
+  const GenerationRequest r = request(tokens(150, 3), 20);  // past the window of 64
+  const StreamRecord first = run(*engine, r), again = run(*engine, r);
+  EXPECT_EQ(again.tokens, first.tokens);
+  EXPECT_EQ(again.last.stats.cached_tokens, 0);
+  EXPECT_EQ(engine->metrics().kv_used_blocks, 0);
+}
+
 }  // namespace
 }  // namespace nanoserve::engine

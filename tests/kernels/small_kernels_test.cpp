@@ -290,6 +290,37 @@ TEST(Attention, SlidingWindowSeesOnlyTheLastPositions) {
   }
 }
 
+// A windowed cache (model::KvWindow) has let go of the blocks wholly before the first row's
+// window, and others' keys and values may lie there: the kernels read none of them. Those
+// blocks hold NaN here, which any read would carry into the output; the result's bits equal
+// those over a cache with every position in place, for the reference and every SIMD target.
+TEST(Attention, SlidingWindowReadsNoBlockBeforeIt) {
+  const int head_dim = 64, heads_per_row = 2, n_kv = 70, n_rows = 3, block_size = 16;
+  const int positions = n_kv + n_rows - 1, n_q = n_rows * heads_per_row;
+  const int64_t stride = 2 * head_dim, window = 20;
+  const int64_t gone = window_start(n_kv, window) / block_size * block_size;  // 48: blocks 0-2
+  const auto kf = random_floats(stride * positions, 51), vf = random_floats(stride * positions, 52);
+  auto k_gone = kf, v_gone = vf;
+  std::fill(k_gone.begin(), k_gone.begin() + gone * stride, NAN);
+  std::fill(v_gone.begin(), v_gone.begin() + gone * stride, NAN);
+  const PagedKv whole(kf, vf, stride, head_dim, positions, block_size, in_order(positions, block_size));
+  const PagedKv windowed(k_gone, v_gone, stride, head_dim, positions, block_size, in_order(positions, block_size));
+  const auto q = random_floats(head_dim * n_q, 53);
+  std::vector<float> scores(n_q * positions), want(head_dim * n_q), got(head_dim * n_q);
+  attention_heads_reference(q.data(), n_rows, heads_per_row, whole.view, 1, head_dim, n_kv, 0.125f, scores.data(),
+                            want.data(), window);
+  attention_heads_reference(q.data(), n_rows, heads_per_row, windowed.view, 1, head_dim, n_kv, 0.125f, scores.data(),
+                            got.data(), window);
+  ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin())) << "reference";
+  for (int64_t target : EverySimdTarget()) {
+    attention_heads(q.data(), n_rows, heads_per_row, whole.view, 1, head_dim, n_kv, 0.125f, scores.data(),
+                    want.data(), window);
+    attention_heads(q.data(), n_rows, heads_per_row, windowed.view, 1, head_dim, n_kv, 0.125f, scores.data(),
+                    got.data(), window);
+    ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin())) << hwy::TargetName(target);
+  }
+}
+
 // Where the blocks lie in the pool does not change a result by a bit: the same positions in
 // shuffled blocks (the last part-filled) and in blocks in order, for the reference and every
 // SIMD target.

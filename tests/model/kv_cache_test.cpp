@@ -66,7 +66,7 @@ TEST(KvCache, StoredPositionsReadBackThroughTheView) {
   const int64_t kv_dim = c.kv_dim();
   constexpr int64_t kPositions = 88;  // 44 blocks of 2 a sequence: 132 blocks, more than two groups
   KvCache cache(c, 3 * kPositions, 3, 2);
-  ASSERT_GT(3 * kPositions / 2, 2 * KvCache::kBlocksPerGroup);
+  ASSERT_GT(3 * kPositions / 2, 2 * KvTiles::kMaxGroupBlocks);
   // Distinct small integers, exact in F16 (below 2048): keys positive, values negative.
   const auto value_of = [&](int seq, int layer, int64_t pos, int64_t d) {
     return static_cast<float>(((seq * 3 + layer) * kPositions + pos) * 2 + d % 2 + 1);
