@@ -7,7 +7,8 @@
 //             K-quants, whose 256-element super-blocks need the longer rows), 512 MB;
 //   long_rows/...: F16 and BF16 in rows of 4864 (the down projection's), 512 MB;
 //   qwen2.5-0.5b-Q8_0, -Q4_K_M: the 24 layers' matmuls and the output matrix of those files,
-//             with their types, in a decode step's order and calls.
+//             with their types, in a decode step's order and calls;
+//   qwen3-30b-a3b-experts: a mixture of experts' matrices (BM_MoeExperts).
 // The calls follow each other with nothing between them, where a forward pass has norms and
 // attention: what a kernel fetches ahead of the next call shows up differently than in decode,
 // so confirm such changes with bench-engine too. Google Benchmark prints of_bandwidth as a
@@ -17,6 +18,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -134,6 +136,86 @@ void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
   state.counters["bandwidth_GB/s"] = bandwidth * 1e-9;
 }
 
+// A mixture of experts' decode step (Qwen3-30B-A3B's experts, Q4_K_M): per layer the 8 chosen
+// experts' gate and up (768 × 2048, Q4_K) in one kernels::matmul_jobs pass, each with its own
+// activations as moe.cpp gives them, then their down (2048 × 768, Q6_K) in another. 12 layers,
+// 254 MB read a step: each thread's stream jumps to another 0.9 MB matrix 8 times a pass, where
+// a dense model's matrices are long. As in a 3-D expert tensor, the chosen experts lie apart
+// (8 of 16 places per tensor here) and come in no order of address.
+void BM_MoeExperts(benchmark::State& state) {
+  constexpr int kLayers = 12, kChosen = 8, kPlaces = 16;
+  constexpr int64_t kEmbd = 2048, kFf = 768;
+  ThreadPool pool(ThreadPool::physical_cores());
+  const uint64_t up_bytes = *gguf::row_bytes(TensorType::Q4_K, kEmbd) * kFf;
+  const uint64_t down_bytes = *gguf::row_bytes(TensorType::Q6_K, kFf) * kEmbd;
+  const size_t layer_bytes = kPlaces * (2 * up_bytes + down_bytes);
+  const size_t total = kLayers * kChosen * (2 * up_bytes + down_bytes);  // read a step
+  HugePageBuffer region(kLayers * layer_bytes);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  // 16 quantized random rows repeated (as BM_DecodeStream), per matrix.
+  auto fill = [&](TensorType type, int64_t n_in, int64_t n_out, uint8_t* data) {
+    const uint64_t row_bytes = *gguf::row_bytes(type, n_in);
+    std::vector<float> row(n_in);
+    std::vector<uint8_t> rows(16 * row_bytes);
+    for (int r = 0; r < 16; ++r) {
+      for (auto& x : row) x = dist(rng);
+      tensor::quantize_row(type, row.data(), rows.data() + r * row_bytes, n_in);
+    }
+    for (int64_t o = 0; o < n_out; ++o) std::copy_n(rows.data() + o % 16 * row_bytes, row_bytes, data + o * row_bytes);
+    Matrix w{type, data, n_in, n_out, row_bytes};
+    if (interleaving_pays() && can_interleave(w)) interleave_rows(w, pool);
+    return w;
+  };
+  struct Layer {
+    std::vector<Matrix> gate, up, down;  // per chosen expert
+  };
+  std::vector<Layer> layers(kLayers);
+  std::vector<int> places(kPlaces);
+  std::iota(places.begin(), places.end(), 0);
+  for (int l = 0; l < kLayers; ++l) {
+    uint8_t* gate = region.data() + l * layer_bytes;
+    uint8_t* up = gate + kPlaces * up_bytes;
+    uint8_t* down = up + kPlaces * up_bytes;
+    std::shuffle(places.begin(), places.end(), rng);  // the chosen experts: the first 8 places
+    for (int e = 0; e < kChosen; ++e) {
+      layers[l].gate.push_back(fill(TensorType::Q4_K, kEmbd, kFf, gate + places[e] * up_bytes));
+      layers[l].up.push_back(fill(TensorType::Q4_K, kEmbd, kFf, up + places[e] * up_bytes));
+      layers[l].down.push_back(fill(TensorType::Q6_K, kFf, kEmbd, down + places[e] * down_bytes));
+    }
+  }
+  MatmulScratch scratch(pool.size(), kEmbd);
+  std::vector<float> x(kEmbd), hidden(kChosen * kFf), gate(kChosen * kFf), out(kChosen * kEmbd);
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : hidden) v = dist(rng);
+  std::vector<Activations> in(kChosen), mid(kChosen);
+  std::vector<MatmulJob> jobs;
+  const double bandwidth = machine::read_bandwidth(pool, 1ull << 30, machine::kBandwidthPasses);
+  for (auto _ : state) {
+    for (const Layer& layer : layers) {
+      jobs.clear();
+      for (int e = 0; e < kChosen; ++e) {
+        in[e].set(x.data(), 1, kEmbd, kEmbd);
+        jobs.push_back({&layer.gate[e], &in[e], gate.data() + e * kFf, kFf});
+        jobs.push_back({&layer.up[e], &in[e], hidden.data() + e * kFf, kFf});
+      }
+      matmul_jobs(jobs, pool, scratch);
+      jobs.clear();
+      for (int e = 0; e < kChosen; ++e) {
+        mid[e].set(hidden.data() + e * kFf, 1, kFf, kFf);
+        jobs.push_back({&layer.down[e], &mid[e], out.data() + e * kEmbd, kEmbd});
+      }
+      matmul_jobs(jobs, pool, scratch);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(total) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] =
+      benchmark::Counter(static_cast<double>(total) / bandwidth, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bandwidth_GB/s"] = bandwidth * 1e-9;
+}
+
 void Register() {
   for (TensorType type : {TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0,
                           TensorType::Q4_K, TensorType::Q6_K})
@@ -152,6 +234,7 @@ void Register() {
   benchmark::RegisterBenchmark("qwen2.5-0.5b-Q4_K_M", BM_DecodeStream, qwen05(true))
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
+  benchmark::RegisterBenchmark("qwen3-30b-a3b-experts", BM_MoeExperts)->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 }  // namespace

@@ -116,6 +116,7 @@ void print_profile(const model::OpProfile& p) {
   fmt::print("           {:<15} {:>8} {:>7} {:>9} {:>7}\n", "op", "ms/step", "share", "MB/step", "GB/s");
   for (int i = 0; i < model::kOpCount; ++i) {
     const double s = p.seconds[i], bytes = p.bytes[i];
+    if (s == 0.0) continue;  // an op this model has not (the router of a dense one)
     const std::string rate = bytes > 0.0 && s > 0.0 ? fmt::format("{:.1f}", bytes / s / 1e9) : "-";
     fmt::print("           {:<15} {:>8.3f} {:>6.1f}% {:>9.2f} {:>7}\n", model::op_name(static_cast<model::Op>(i)),
                1e3 * s / steps, total > 0.0 ? 100.0 * s / total : 0.0, bytes / steps / 1e6, rate);

@@ -57,8 +57,11 @@ int64_t DraftModel::available(std::span<const int32_t> tokens, int64_t max) cons
 size_t DraftModel::kept(int slot, std::span<const int32_t> tokens) const {
   const std::vector<int32_t>& fed = fed_[static_cast<size_t>(slot)];
   const size_t limit = std::min(fed.size(), tokens.empty() ? 0 : tokens.size() - 1);
-  return static_cast<size_t>(
+  const auto same = static_cast<size_t>(
       std::mismatch(fed.begin(), fed.begin() + static_cast<std::ptrdiff_t>(limit), tokens.begin()).first - fed.begin());
+  // A draft model with sliding-window layers has let go of the windows of earlier positions:
+  // from one of those it starts over.
+  return cache_.can_truncate(slot, static_cast<int64_t>(same)) ? same : 0;
 }
 
 int64_t DraftModel::intake(int slot, std::span<const int32_t> tokens) const {

@@ -107,6 +107,11 @@ void KvCache::truncate(int seq, int64_t n) {
   }
 }
 
+bool KvCache::can_truncate(int seq, int64_t n) const {
+  const Sequence& s = sequence(seq);
+  return n <= s.length && n >= s.published * block_size_ && (!window_ || window_->can_truncate(seq, n));
+}
+
 int32_t KvCache::take_block() {
   int32_t block;
   if (!free_.empty()) {

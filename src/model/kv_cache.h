@@ -1,10 +1,11 @@
 // The keys and values of every layer, as F16, in a paged pool shared by all sequences.
 //
 // The pool is n_blocks blocks of block_size positions; a block holds those positions' keys and
-// values for every layer and KV head (laid out as KvTiles says). Each sequence owns a block table (the blocks it fills, in
-// position order), so position p of a sequence lives in block table[p / block_size] at slot
-// p % block_size. Blocks come from one free list: there is no per-sequence context split, and
-// a single sequence may fill the whole pool. Blocks go back to the pool on clear().
+// values for every layer and KV head (laid out as KvTiles says). Each sequence owns a block
+// table (the blocks it fills, in position order), so position p of a sequence lives in block
+// table[p / block_size] at slot p % block_size. Blocks come from one free list: there is no
+// per-sequence context split, and a single sequence may fill the whole pool. Blocks go back to
+// the pool on clear().
 //
 // The forward pass (Model::forward) reserves the blocks its rows need; a scheduler that must
 // not fail mid-step reserves them itself beforehand (reserve() says whether the pool had room)
@@ -102,6 +103,8 @@ class KvCache {
   // rejected draft tokens): blocks past them are let go of. Throws std::out_of_range for n
   // beyond its length or inside its published blocks (those hold verified tokens only).
   void truncate(int seq, int64_t n);
+  // Whether truncate(seq, n) can (a windowed cache cannot go back behind its windows).
+  bool can_truncate(int seq, int64_t n) const;
 
   // The prefix cache (see the top of this file).
   struct PrefixHit {

@@ -43,7 +43,7 @@ void KvWindow::reserve(int seq, int64_t length, int64_t n_positions) {
 void KvWindow::truncate(int seq, int64_t n) {
   if (n == 0) return clear(seq);
   Sequence& s = sequences_.at(static_cast<size_t>(seq));
-  if (blocks_before_window(n) < s.released)
+  if (!can_truncate(seq, n))
     throw std::out_of_range("KV cache: sequence " + std::to_string(seq) + " let go of the window that position " +
                             std::to_string(n) + " needs");
   const auto keep = static_cast<size_t>(std::max((n + block_size_ - 1) / block_size_, s.released));

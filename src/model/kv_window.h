@@ -33,6 +33,9 @@ class KvWindow {
   // Lets go of the blocks past the first n positions. Throws std::out_of_range when position
   // n's window would need a block already let go of.
   void truncate(int seq, int64_t n);
+  bool can_truncate(int seq, int64_t n) const {
+    return n == 0 || blocks_before_window(n) >= sequences_.at(static_cast<size_t>(seq)).released;
+  }
   void clear(int seq);
   int64_t window() const { return window_; }
   int64_t used_blocks() const { return n_blocks_ - static_cast<int64_t>(free_.size()); }

@@ -43,7 +43,7 @@ void Model::moe_ffn(int layer, int64_t rows) {
   const ModelConfig& c = config_;
   const int64_t k = c.n_expert_used, n = c.n_embd, ff = c.n_ff_expert;
   {
-    const auto timed = clock_.time(Op::kGateUp, static_cast<double>(w.router.bytes()));
+    const auto timed = clock_.time(Op::kRouter, static_cast<double>(w.router.bytes()));
     acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
     kernels::matmul(w.router, acts_, ws_.router.data(), ws_.router.width(), pool_, scratch_);
     choose_experts(rows);

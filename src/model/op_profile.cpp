@@ -10,6 +10,7 @@ const char* op_name(Op op) {
     case Op::kRopeKv: return "rope, kv store";
     case Op::kAttention: return "attention";
     case Op::kWo: return "wo";
+    case Op::kRouter: return "router";
     case Op::kGateUp: return "gate, up";
     case Op::kSiluMul: return "silu * up";
     case Op::kDown: return "down";

@@ -19,12 +19,13 @@ enum class Op {
   kRopeKv,     // biases, Q/K norms, RoPE, keys and values into the cache
   kAttention,  // scores, softmax and the weighted values over the cache
   kWo,         // Wo and the residual add
+  kRouter,     // a mixture of experts' router and the choice of experts (none in dense models)
   kGateUp,     // Wgate, Wup
   kSiluMul,    // silu(gate) * up
   kDown,       // Wdown and the residual add
   kOutput,     // the output matrix (logits)
 };
-inline constexpr int kOpCount = 10;
+inline constexpr int kOpCount = 11;
 
 const char* op_name(Op op);
 

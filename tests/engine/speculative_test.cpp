@@ -314,6 +314,29 @@ TEST(Speculative, ADraftModelKeepsTheTokensAndSavesSteps) {
   EXPECT_LT(m.decode_steps, m.generated_tokens);
 }
 
+// A draft model with sliding-window layers (Gemma 3: window 64) lets go of its windows as it
+// drafts ahead: after rejected drafts that went past a block of them, it starts the sequence
+// over rather than keep what it no longer holds; the tokens stay those without speculation.
+TEST(Speculative, ADraftModelWithSlidingWindowsKeepsTheTokens) {
+  const std::string target = nanoserve::test::shared_path("golden/models/archs/tiny-gemma3-F16.gguf");
+  const std::string draft = nanoserve::test::shared_path("golden/models/archs/tiny-gemma3-Q4_K_M.gguf");
+  auto off = make_engine({.kind = "batch", .model_path = target, .threads = kThreads, .spec = "off"});
+  auto on = make_engine(
+      {.kind = "batch", .model_path = target, .threads = kThreads, .spec = "draft", .draft_model = draft});
+  std::vector<GenerationRequest> requests;
+  for (int seed : {1, 2}) {
+    std::vector<int32_t> prompt(90);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + seed * 101) % 1000);
+    requests.push_back(request(prompt, 120));
+  }
+  const std::vector<StreamRecord> want = run_alone(*off, requests);
+  expect_same(run_alone(*on, requests), want, "windowed draft model alone");
+  expect_same(run_together(*on, requests), want, "windowed draft model together");
+  const EngineMetrics m = on->metrics();
+  EXPECT_GT(m.draft_tokens, 0u);
+  EXPECT_EQ(m.kv_used_blocks, 0);
+}
+
 // What a draft model must take in before it drafts for a sequence (the policy prices it): a new
 // prompt's tokens but the last; nothing after drafts it proposed were accepted; a prompt's worth
 // reported by propose() with its seconds, a step's few tokens not.

@@ -125,6 +125,8 @@ TEST(KvWindow, TruncationKeepsTheWindowOrRefuses) {
   append(cache, c, 0, 5);
   expect_intact(cache, c, 0);
   // Position 100's window was let go of when the sequence grew past it.
+  EXPECT_TRUE(cache.can_truncate(0, 201));
+  EXPECT_FALSE(cache.can_truncate(0, 100));
   EXPECT_THROW(cache.truncate(0, 100), std::out_of_range);
   EXPECT_EQ(cache.length(0), 206);
   expect_intact(cache, c, 0);
