@@ -363,7 +363,7 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
         accepted_tokens_ += static_cast<uint64_t>(accepted);
       }
     }
-    seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.block_bytes()));
+    seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.bytes_of(seq.slot)));
     if (seq.caching) {
       cache_.extend_chain(seq.tokens, seq.hashes);
       cache_.publish(seq.slot, seq.tokens, seq.hashes);
@@ -476,7 +476,7 @@ void BatchEngine::choose_from_cached_logits(Sequence& seq) {
     const int32_t token = seq.generation->choose(logits);
     seq.tokens.push_back(token);
     ++prefix_logits_hits_;
-    seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.block_bytes()));
+    seq.generation->hold_kv(cache_.blocks_of(seq.slot), static_cast<int64_t>(cache_.bytes_of(seq.slot)));
     seq.generation->emit(token);
   } catch (const std::exception& e) {
     seq.generation->fail(e.what());

@@ -1,5 +1,6 @@
 #include "engine/generation.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -74,10 +75,9 @@ void Generation::admit(int64_t cached_tokens) {
   cached_tokens_ = cached_tokens;
 }
 
-void Generation::hold_kv(int64_t blocks, int64_t block_bytes) {
-  if (blocks <= kv_blocks_) return;
-  kv_blocks_ = blocks;
-  kv_peak_bytes_ = blocks * block_bytes;
+void Generation::hold_kv(int64_t blocks, int64_t bytes) {
+  kv_blocks_ = std::max(kv_blocks_, blocks);
+  kv_peak_bytes_ = std::max(kv_peak_bytes_, bytes);
 }
 
 std::optional<int32_t> Generation::step(std::span<const float> logits) {

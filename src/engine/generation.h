@@ -52,8 +52,8 @@ class Generation {
   // cache (stamps the admit time; a request that is preempted and admitted again keeps its
   // first admit time and cached tokens).
   void admit(int64_t cached_tokens = 0);
-  // The KV cache blocks the request holds now (the stats report the peak).
-  void hold_kv(int64_t blocks, int64_t block_bytes);
+  // The KV cache blocks the request holds now and their bytes (the stats report the peaks).
+  void hold_kv(int64_t blocks, int64_t bytes);
   // Runs on the engine's thread just before the final event is pushed (whichever way the
   // request ends), so an engine gives back what the request held before its reader can look.
   void on_final_event(std::function<void()> release) { release_ = std::move(release); }

@@ -57,6 +57,11 @@ bool KvCache::fits(const ModelConfig& c) const {
          (!window_ || window_->window() == static_cast<int64_t>(c.sliding_window));
 }
 
+size_t KvCache::bytes_of(int seq) const {
+  return static_cast<size_t>(blocks_of(seq)) * block_bytes() +
+         (window_ ? static_cast<size_t>(window_->blocks_of(seq)) * window_->block_bytes() : 0);
+}
+
 size_t KvCache::used_bytes() const {
   return static_cast<size_t>(used_blocks()) * block_bytes() +
          (window_ ? static_cast<size_t>(window_->used_blocks()) * window_->block_bytes() : 0);

@@ -91,6 +91,7 @@ class KvCache {
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
   int64_t blocks_of(int seq) const { return static_cast<int64_t>(sequence(seq).blocks.size()); }
+  size_t bytes_of(int seq) const;  // of its blocks, its sliding-window layers' included
   // Blocks the pool must still give `seq` so that it holds n_positions (0 when it already does).
   int64_t blocks_needed(int seq, int64_t n_positions) const;
   // Gives `seq` the blocks it needs to hold n_positions; false, and nothing changes, when the

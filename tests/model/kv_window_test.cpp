@@ -91,6 +91,8 @@ TEST(KvWindow, OnlyTheGlobalLayersGrowWithTheSequence) {
         << "after " << n + 1 << " positions";
   }
   EXPECT_EQ(cache.used_blocks(), 1000 / kBlock + 1);
+  EXPECT_EQ(cache.bytes_of(0), cache.used_bytes());  // the only sequence
+  EXPECT_GT(cache.bytes_of(0), cache.used_blocks() * cache.block_bytes());
   expect_intact(cache, c, 0);
   cache.clear(0);
   EXPECT_EQ(cache.used_bytes(), 0u);
