@@ -71,6 +71,35 @@ std::vector<Call> qwen05(bool q4_k_m) {
   return calls;
 }
 
+// A matrix of n_out rows at `data` (in a region of writable memory), interleaved as a loaded
+// model's are where that pays: 16 quantized random rows repeated, so that the bytes are
+// realistic without quantizing hundreds of megabytes row by row.
+Matrix random_matrix(TensorType type, int64_t n_in, int64_t n_out, uint8_t* data, std::mt19937& rng,
+                     ThreadPool& pool) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  const uint64_t row_bytes = *gguf::row_bytes(type, n_in);
+  std::vector<float> row(n_in);
+  std::vector<uint8_t> rows(16 * row_bytes);
+  for (int r = 0; r < 16; ++r) {
+    for (auto& x : row) x = dist(rng);
+    tensor::quantize_row(type, row.data(), rows.data() + r * row_bytes, n_in);
+  }
+  for (int64_t o = 0; o < n_out; ++o) std::copy_n(rows.data() + o % 16 * row_bytes, row_bytes, data + o * row_bytes);
+  Matrix w{type, data, n_in, n_out, row_bytes};
+  if (interleaving_pays() && can_interleave(w)) interleave_rows(w, pool);
+  return w;
+}
+
+// The weights' rate, and the fraction of the measured bandwidth it reached (the seconds the
+// step's bytes take at that bandwidth, per second).
+void report_rates(benchmark::State& state, size_t step_bytes, double bandwidth) {
+  state.counters["weight_GB/s"] =
+      benchmark::Counter(static_cast<double>(step_bytes) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] =
+      benchmark::Counter(static_cast<double>(step_bytes) / bandwidth, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bandwidth_GB/s"] = bandwidth * 1e-9;
+}
+
 void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
   ThreadPool pool(ThreadPool::physical_cores());
   size_t total = 0;
@@ -83,8 +112,6 @@ void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
     }
   }
   HugePageBuffer region(total);  // writable and in huge pages, as a loaded model's interleaved weights are
-  // Each matrix cycles through 16 quantized random rows: the bytes are realistic, and quantizing
-  // half a gigabyte row by row would take longer than the benchmark.
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<std::vector<Matrix>> matrices;
@@ -92,20 +119,8 @@ void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
   for (const Call& c : calls) {
     std::vector<Matrix> call;
     for (const Part& p : c.parts) {
-      const uint64_t row_bytes = *gguf::row_bytes(p.type, c.n_in);
-      std::vector<float> row(c.n_in);
-      std::vector<uint8_t> rows(16 * row_bytes);
-      for (int r = 0; r < 16; ++r) {
-        for (auto& x : row) x = dist(rng);
-        tensor::quantize_row(p.type, row.data(), rows.data() + r * row_bytes, c.n_in);
-      }
-      uint8_t* data = region.data() + offset;
-      for (int64_t o = 0; o < p.n_out; ++o)
-        std::copy_n(rows.data() + o % 16 * row_bytes, row_bytes, data + o * row_bytes);
-      Matrix w{p.type, data, c.n_in, p.n_out, row_bytes};
-      if (interleaving_pays() && can_interleave(w)) interleave_rows(w, pool);
-      call.push_back(w);
-      offset += row_bytes * p.n_out;
+      call.push_back(random_matrix(p.type, c.n_in, p.n_out, region.data() + offset, rng, pool));
+      offset += call.back().row_bytes * p.n_out;
     }
     matrices.push_back(std::move(call));
   }
@@ -128,12 +143,7 @@ void BM_DecodeStream(benchmark::State& state, const std::vector<Call>& calls) {
     }
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["weight_GB/s"] =
-      benchmark::Counter(static_cast<double>(total) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  // Seconds the step's bytes take at the measured bandwidth, per second: the fraction reached.
-  state.counters["of_bandwidth"] =
-      benchmark::Counter(static_cast<double>(total) / bandwidth, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["bandwidth_GB/s"] = bandwidth * 1e-9;
+  report_rates(state, total, bandwidth);
 }
 
 // A mixture of experts' decode step (Qwen3-30B-A3B's experts, Q4_K_M): per layer the 8 chosen
@@ -153,20 +163,6 @@ void BM_MoeExperts(benchmark::State& state) {
   HugePageBuffer region(kLayers * layer_bytes);
   std::mt19937 rng(2);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  // 16 quantized random rows repeated (as BM_DecodeStream), per matrix.
-  auto fill = [&](TensorType type, int64_t n_in, int64_t n_out, uint8_t* data) {
-    const uint64_t row_bytes = *gguf::row_bytes(type, n_in);
-    std::vector<float> row(n_in);
-    std::vector<uint8_t> rows(16 * row_bytes);
-    for (int r = 0; r < 16; ++r) {
-      for (auto& x : row) x = dist(rng);
-      tensor::quantize_row(type, row.data(), rows.data() + r * row_bytes, n_in);
-    }
-    for (int64_t o = 0; o < n_out; ++o) std::copy_n(rows.data() + o % 16 * row_bytes, row_bytes, data + o * row_bytes);
-    Matrix w{type, data, n_in, n_out, row_bytes};
-    if (interleaving_pays() && can_interleave(w)) interleave_rows(w, pool);
-    return w;
-  };
   struct Layer {
     std::vector<Matrix> gate, up, down;  // per chosen expert
   };
@@ -179,9 +175,9 @@ void BM_MoeExperts(benchmark::State& state) {
     uint8_t* down = up + kPlaces * up_bytes;
     std::shuffle(places.begin(), places.end(), rng);  // the chosen experts: the first 8 places
     for (int e = 0; e < kChosen; ++e) {
-      layers[l].gate.push_back(fill(TensorType::Q4_K, kEmbd, kFf, gate + places[e] * up_bytes));
-      layers[l].up.push_back(fill(TensorType::Q4_K, kEmbd, kFf, up + places[e] * up_bytes));
-      layers[l].down.push_back(fill(TensorType::Q6_K, kFf, kEmbd, down + places[e] * down_bytes));
+      layers[l].gate.push_back(random_matrix(TensorType::Q4_K, kEmbd, kFf, gate + places[e] * up_bytes, rng, pool));
+      layers[l].up.push_back(random_matrix(TensorType::Q4_K, kEmbd, kFf, up + places[e] * up_bytes, rng, pool));
+      layers[l].down.push_back(random_matrix(TensorType::Q6_K, kFf, kEmbd, down + places[e] * down_bytes, rng, pool));
     }
   }
   MatmulScratch scratch(pool.size(), kEmbd);
@@ -209,11 +205,7 @@ void BM_MoeExperts(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["weight_GB/s"] =
-      benchmark::Counter(static_cast<double>(total) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["of_bandwidth"] =
-      benchmark::Counter(static_cast<double>(total) / bandwidth, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["bandwidth_GB/s"] = bandwidth * 1e-9;
+  report_rates(state, total, bandwidth);
 }
 
 void Register() {
