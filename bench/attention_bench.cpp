@@ -4,7 +4,7 @@
 // caches are flushed between iterations (by reading 256 MB) as the weights streaming through a
 // real step flush them: flushed is attention from memory, the case decode meets; unflushed
 // keeps what the last-level cache holds of the 34 MB at 350 positions. The cache is in huge
-// pages, as model::KvCache's is.
+// pages, as model::KvCache's is. The third argument is the cache's type: 0 F16, 1 Q8_0.
 // ./build/bench/attention_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
@@ -27,15 +27,25 @@ void BM_DecodeStepAttention(benchmark::State& state) {
   const int64_t n_kv = state.range(0);
   const int64_t blocks_per_seq = (n_kv + kBlock - 1) / kBlock, n_blocks = blocks_per_seq * kSeqs;
   // As KvCache lays out one group of blocks: per layer, each KV head's tiles in a run of their own.
-  const int64_t tile = kHeadDim * kBlock, head_stride = n_blocks * tile;
+  const KvType type = state.range(2) == 0 ? KvType::F16 : KvType::Q8_0;
+  const int64_t tile = kv_tile_bytes(type, kHeadDim, kBlock), head_stride = n_blocks * tile;
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  const size_t n_values = int64_t{kLayers} * kKvHeads * head_stride;
-  HugePageBuffer k_buffer(n_values * sizeof(uint16_t)), v_buffer(n_values * sizeof(uint16_t));
-  auto* k = reinterpret_cast<uint16_t*>(k_buffer.data());
-  auto* v = reinterpret_cast<uint16_t*>(v_buffer.data());
-  for (size_t i = 0; i < n_values; ++i) k[i] = tensor::f32_to_f16(dist(rng));
-  for (size_t i = 0; i < n_values; ++i) v[i] = tensor::f32_to_f16(dist(rng));
+  const size_t n_bytes = int64_t{kLayers} * kKvHeads * head_stride;
+  HugePageBuffer k_buffer(n_bytes), v_buffer(n_bytes);
+  auto* k = reinterpret_cast<uint8_t*>(k_buffer.data());
+  auto* v = reinterpret_cast<uint8_t*>(v_buffer.data());
+  for (uint8_t* x : {k, v}) {
+    if (type == KvType::F16) {
+      for (size_t i = 0; i < n_bytes / 2; ++i) reinterpret_cast<uint16_t*>(x)[i] = tensor::f32_to_f16(dist(rng));
+      continue;
+    }
+    std::uniform_int_distribution<int> level(-127, 127);
+    for (size_t i = 0; i < n_bytes; ++i) x[i] = static_cast<uint8_t>(level(rng));
+    const int64_t n_scales = kHeadDim / kKvQ8Block * kBlock;
+    for (uint8_t* at = x; at < x + n_bytes; at += tile)  // every tile's scales after its levels
+      std::fill_n(kv_q8_scales(at, kHeadDim, kBlock), n_scales, tensor::f32_to_f16(0.01f));
+  }
   // Sequence s owns blocks s, s + 8, s + 16, ...: the order in which a step's sequences grow.
   std::vector<std::vector<int32_t>> tables(kSeqs);
   for (int s = 0; s < kSeqs; ++s)
@@ -54,7 +64,8 @@ void BM_DecodeStepAttention(benchmark::State& state) {
     for (int layer = 0; layer < kLayers; ++layer) {
       const int64_t layer_offset = int64_t{layer} * kKvHeads * head_stride;
       for (int s = 0; s < kSeqs; ++s) {
-        const KvView kv{k + layer_offset, v + layer_offset, tables[s].data(), kBlock, tile, head_stride, n_blocks, 0};
+        const KvView kv{k + layer_offset, v + layer_offset, tables[s].data(), kBlock, tile, head_stride, n_blocks, 0,
+                        type};
         for (int h = 0; h < kKvHeads; ++h)
           attention_heads(q.data(), 1, kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());
       }
@@ -62,14 +73,16 @@ void BM_DecodeStepAttention(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
   }
   state.counters["KV_GB/s"] = benchmark::Counter(
-      2.0 * kLayers * kSeqs * kKvHeads * n_kv * kHeadDim * sizeof(uint16_t) * 1e-9,
+      2.0 * kLayers * kSeqs * kKvHeads * n_kv * static_cast<double>(tile) / kBlock * 1e-9,
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK(BM_DecodeStepAttention)
-    ->Args({350, 1})
-    ->Args({350, 0})
-    ->Args({2000, 1})
+    ->Args({350, 1, 0})
+    ->Args({350, 0, 0})
+    ->Args({2000, 1, 0})
+    ->Args({350, 1, 1})
+    ->Args({2000, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

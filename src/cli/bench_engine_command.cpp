@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/kv_type_option.h"
 #include "cli/model_argument.h"
 #include "kernels/simd_target.h"
 #include "machine/bandwidth.h"
@@ -47,6 +48,7 @@ struct BenchArgs {
   int repeats = 3;
   int batch = 1;  // sequences decoded together, one row each per forward call
   bool profile = false;
+  std::string kv_type;
 };
 
 struct Rates {
@@ -136,7 +138,7 @@ void run_bench(const BenchArgs& a) {
   if (a.prompt < 1 || a.generate < 1 || a.repeats < 1) throw std::invalid_argument("-p, -n and -r must be positive");
   if (a.batch < 1 || a.batch > 256) throw std::invalid_argument("-b must be between 1 and 256");
   const int threads = a.threads > 0 ? a.threads : machine::physical_cores();
-  model::Model m(model_file(a.model), {.threads = threads});
+  model::Model m(model_file(a.model), {.threads = threads, .kv_type = model::parse_optional_kv_type(a.kv_type)});
   const model::ModelConfig& c = m.config();
   std::mt19937 rng(1234);
   std::vector<int32_t> prompt(a.prompt);
@@ -164,8 +166,8 @@ void run_bench(const BenchArgs& a) {
   const Summary bw = summarize(reads);
   const double apart = machine::read_bandwidth(m.pool());
 
-  fmt::print("model      {} ({}, {} layers, {:.1f} MB read per decode step), {} threads\n", a.model, c.arch, c.n_layer,
-             step_bytes / 1e6, m.threads());
+  fmt::print("model      {} ({}, {} layers, {:.1f} MB read per decode step, {} KV cache), {} threads\n", a.model,
+             c.arch, c.n_layer, step_bytes / 1e6, model::kv_type_name(c.kv_type), m.threads());
   const char* cap = std::getenv("NANOSERVE_SIMD");
   fmt::print("simd       {}{} (this CPU runs {})\n", kernels::simd_target(),
              cap && *cap ? fmt::format(", as NANOSERVE_SIMD={} asks", cap) : "",
@@ -199,6 +201,7 @@ void add_bench_engine_command(CLI::App& app) {
   cmd->add_option("-n,--n-gen", a->generate, "Tokens to decode")->capture_default_str();
   cmd->add_option("-t,--threads", a->threads, "Threads (default: physical cores)");
   cmd->add_option("-r,--repeats", a->repeats, "Measured runs after the warm-up")->capture_default_str();
+  add_kv_type_option(cmd, a->kv_type);
   cmd->add_option("-b,--batch", a->batch, "Sequences decoded together (one row each per step)")->capture_default_str();
   cmd->add_flag("--profile", a->profile, "Also print where a decode step's time goes, op by op");
   cmd->callback([a] { run_bench(*a); });

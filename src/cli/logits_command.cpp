@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/kv_type_option.h"
 #include "cli/model_argument.h"
 #include "model/model.h"
 
@@ -20,10 +21,11 @@ struct LogitsArgs {
   std::vector<int32_t> ids;
   bool all = false;
   int threads = 0;
+  std::string kv_type;
 };
 
 void run_logits(const LogitsArgs& a) {
-  model::Model m(model_file(a.model), {.threads = a.threads});
+  model::Model m(model_file(a.model), {.threads = a.threads, .kv_type = model::parse_optional_kv_type(a.kv_type)});
   const int64_t n = static_cast<int64_t>(a.ids.size());
   model::KvCache cache(m.config(), n);
   model::Batch batch;
@@ -44,6 +46,7 @@ void add_logits_command(CLI::App& app) {
   cmd->add_option("--ids", a->ids, "Token ids, comma-separated")->required()->delimiter(',');
   cmd->add_flag("--all", a->all, "One row per input position instead of the last one only");
   cmd->add_option("-t,--threads", a->threads, "Threads (default: physical cores)");
+  add_kv_type_option(cmd, a->kv_type);
   cmd->callback([a] { run_logits(*a); });
 }
 

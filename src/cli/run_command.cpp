@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/kv_type_option.h"
 #include "cli/model_argument.h"
 #include "engine/engine_factory.h"
 #include "engine/prompt.h"
@@ -108,6 +109,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"batch", "sequential"}))->capture_default_str();
   cmd->add_option("-t,--threads", e.threads, "Compute threads (default: physical cores)");
   cmd->add_option("-c,--ctx", e.context_size, "Context size in tokens (default: the trained one, at most 4096)");
+  add_kv_type_option(cmd, e.kv_type);
   cmd->add_option("--spec", e.spec, "Batch: speculative decoding, off, lookup or draft (as serve's --spec)")
       ->check(CLI::IsMember({"off", "lookup", "draft"}));
   cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens per step at most (default 8)");

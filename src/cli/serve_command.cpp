@@ -20,6 +20,7 @@
 
 #include "anthropic/anthropic_api.h"
 #include "cli/commands.h"
+#include "cli/kv_type_option.h"
 #include "cli/model_argument.h"
 #include "engine/engine_factory.h"
 #include "hub/model_cache.h"
@@ -203,6 +204,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--kv-memory", e.kv_memory_bytes,
                   "Batch: the KV cache pool in bytes, e.g. 512M or 2G (default: --ctx x --parallel positions)")
       ->envname("NANOSERVE_KV_MEMORY")->transform(CLI::AsSizeValue(false));
+  add_kv_type_option(cmd, e.kv_type);
   cmd->add_option("--step-tokens", e.step_tokens,
                   "Batch: tokens one forward step takes, decode rows first, then prefill chunks (default 512)")
       ->envname("NANOSERVE_STEP_TOKENS");

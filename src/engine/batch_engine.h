@@ -41,6 +41,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +64,7 @@ enum class SpecMode { Off, Lookup, Draft };  // speculative decoding's drafter: 
 struct BatchOptions {
   std::string model_path = "";
   int threads = 0;               // 0 = the machine's physical cores
+  std::optional<model::KvType> kv_type = std::nullopt;  // model::ModelOptions::kv_type
   int64_t context_size = 0;      // per request; 0 = the default (engine/defaults.h)
   int parallel = 8;              // sequences generating at once
   int64_t kv_memory_bytes = 0;   // the KV pool; 0 = context_size × parallel positions

@@ -40,7 +40,7 @@ void check_same_vocabulary(const gguf::File& target, const gguf::File& draft) {
 }
 
 DraftModel::DraftModel(const DraftModelOptions& options, model::Model& target)
-    : model_(options.path, {.pool = &target.pool()}),
+    : model_(options.path, {.pool = &target.pool(), .kv_type = target.config().kv_type}),
       cache_(model_.config(), options.n_seq * whole_blocks(options.context_size + options.draft_max), options.n_seq),
       context_size_(model_.set_context(options.context_size + options.draft_max)),
       fed_(static_cast<size_t>(options.n_seq)) {

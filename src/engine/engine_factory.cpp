@@ -78,6 +78,10 @@ void check_engine_options(const EngineOptions& o) {
   if (o.spec == "draft" && o.draft_model.empty()) throw std::invalid_argument("--spec draft needs --draft-model FILE");
   if (!o.draft_model.empty() && o.spec != "draft")
     throw std::invalid_argument("--draft-model needs --spec draft");
+  if (!o.kv_type.empty()) {
+    model::parse_optional_kv_type(o.kv_type);  // throws, naming the types, for another
+    if (o.kind == "mock") throw std::invalid_argument("--kv-type applies to the batch and sequential engines");
+  }
   if (o.context_size < 0) throw std::invalid_argument("--ctx must not be negative");
   if (o.kv_memory_bytes < 0 || o.kv_memory_bytes > physical_memory_bytes())
     throw std::invalid_argument("--kv-memory must be at most this machine's memory (" +
@@ -104,13 +108,16 @@ std::unique_ptr<Engine> make_engine(const EngineOptions& options) {
   check_engine_options(options);
   if (options.kind == "mock") return make_mock(options);
   if (options.kind == "sequential")
-    return std::make_unique<SequentialEngine>(SequentialOptions{.model_path = options.model_path,
-                                                                .threads = options.threads,
-                                                                .context_size = options.context_size,
-                                                                .queue_limit = options.queue_limit});
+    return std::make_unique<SequentialEngine>(
+        SequentialOptions{.model_path = options.model_path,
+                          .threads = options.threads,
+                          .kv_type = model::parse_optional_kv_type(options.kv_type),
+                          .context_size = options.context_size,
+                          .queue_limit = options.queue_limit});
   return std::make_unique<BatchEngine>(
       BatchOptions{.model_path = options.model_path,
                    .threads = options.threads,
+                   .kv_type = model::parse_optional_kv_type(options.kv_type),
                    .context_size = options.context_size,
                    .parallel = parallel_of(options),
                    .kv_memory_bytes = options.kv_memory_bytes,

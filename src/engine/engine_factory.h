@@ -27,6 +27,8 @@ struct EngineOptions {
   std::string spec = "";         // speculative decoding: "off" | "lookup" | "draft" | "" (batch: lookup; else off)
   int64_t draft_max = 0;         // draft tokens per sequence and step at most; 0 = kDefaultDraftMax
   std::string draft_model = "";  // spec "draft": the draft model's GGUF file
+  // batch and sequential
+  std::string kv_type = "";      // the KV cache's: "f16" | "q8_0" | "" (NANOSERVE_KV_TYPE, else f16)
   // mock only
   int64_t mock_token_delay_us = 0;
   std::string mock_passage = "";  // the text it repeats; empty: kMockPassage

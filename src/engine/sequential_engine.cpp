@@ -8,7 +8,7 @@
 namespace nanoserve::engine {
 
 SequentialEngine::SequentialEngine(const SequentialOptions& options)
-    : model_(options.model_path, {.threads = options.threads}),
+    : model_(options.model_path, {.threads = options.threads, .kv_type = options.kv_type}),
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -19,6 +20,7 @@ namespace nanoserve::engine {
 struct SequentialOptions {
   std::string model_path = "";
   int threads = 0;             // 0 = the machine's physical cores
+  std::optional<model::KvType> kv_type = std::nullopt;  // model::ModelOptions::kv_type
   int64_t context_size = 0;    // 0 = the default (engine/defaults.h)
   int64_t queue_limit = 64;    // requests waiting beyond the running one; more: QueueFull
 };

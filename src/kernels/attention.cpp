@@ -16,9 +16,8 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
   float max = -INFINITY;
   for_each_kv_run(head, start, n_kv, [&](const KvRun& run) {
     for (int64_t p = 0; p < run.count; ++p) {
-      const uint16_t* k = run.k + p;  // dimension i at k[i * block_size]
       float dot = 0.0f;
-      for (int i = 0; i < head_dim; ++i) dot += q[i] * tensor::f16_to_f32(k[i * kv.block_size]);
+      for (int i = 0; i < head_dim; ++i) dot += q[i] * kv_key_at(kv, run.k, p, i, head_dim);
       scores[run.first + p] = run.first + p < start ? -INFINITY : dot * scale;
       max = std::max(max, scores[run.first + p]);
     }
@@ -29,8 +28,7 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
     for (int64_t p = 0; p < run.count; ++p) {
       const float weight = std::exp(scores[run.first + p] - max);  // 0 before the window
       sum += weight;
-      const uint16_t* v = run.v + p * head_dim;
-      for (int i = 0; i < head_dim; ++i) out[i] += weight * tensor::f16_to_f32(v[i]);
+      for (int i = 0; i < head_dim; ++i) out[i] += weight * kv_value_at(kv, run.v, p, i, head_dim);
     }
   });
   const float inv = static_cast<float>(1.0 / sum);
@@ -38,6 +36,20 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
 }
 
 }  // namespace
+
+float kv_key_at(const KvView& kv, const uint8_t* tile, int64_t slot, int d, int head_dim) {
+  const int64_t at = d * kv.block_size + slot;
+  if (kv.type == KvType::F16) return tensor::f16_to_f32(reinterpret_cast<const uint16_t*>(tile)[at]);
+  const uint16_t scale = kv_q8_scales(tile, head_dim, kv.block_size)[d / kKvQ8Block * kv.block_size + slot];
+  return static_cast<float>(reinterpret_cast<const int8_t*>(tile)[at]) * tensor::f16_to_f32(scale);
+}
+
+float kv_value_at(const KvView& kv, const uint8_t* tile, int64_t slot, int i, int head_dim) {
+  const int64_t at = slot * head_dim + i;
+  if (kv.type == KvType::F16) return tensor::f16_to_f32(reinterpret_cast<const uint16_t*>(tile)[at]);
+  const uint16_t scale = kv_q8_scales(tile, head_dim, kv.block_size)[slot * (head_dim / kKvQ8Block) + i / kKvQ8Block];
+  return static_cast<float>(reinterpret_cast<const int8_t*>(tile)[at]) * tensor::f16_to_f32(scale);
+}
 
 void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,
                                int head_dim, int64_t n_kv, float scale, float* scores, float* out, int64_t window) {

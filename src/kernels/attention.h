@@ -1,33 +1,53 @@
-// Causal self-attention of one query head over a sequence's F16 KV cache.
+// Causal self-attention of one query head over a sequence's KV cache (F16 or Q8_0).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/kv_type.h"
+
 namespace nanoserve::kernels {
 
 // The cache of one layer of one sequence, in blocks of block_size positions: position p is
 // at slot p % block_size of block blocks[p / block_size]. Each KV head's part of a block is
-// one contiguous tile of head_dim × block_size elements. Blocks come in groups of group_blocks:
-// KV head h's keys in block b start
+// one contiguous tile (kv_tile_bytes). Blocks come in groups of group_blocks: KV head h's keys
+// in block b start
 //   h * head_stride + (b / group_blocks) * group_stride + (b % group_blocks) * block_stride
-// elements after k, its values as far after v (kv_block_offset() gives the part after h's).
+// bytes after k, its values as far after v (kv_block_offset() gives the part after h's).
 // So a kernel reads one run of memory per head and block, and one run for a head's consecutive
 // blocks of a group where block_stride is the tile's size:
 // - keys transposed, one row of block_size slots per dimension: dimension d of slot t at
-//   tile + d * block_size + t, so that scores against a block's positions are vector
-//   multiply-adds, one position a lane, with no sums across lanes;
-// - values as rows: slot t's values at tile + t * head_dim.
+//   element d * block_size + t of the tile, so that scores against a block's positions are
+//   vector multiply-adds, one position a lane, with no sums across lanes;
+// - values as rows: slot t's values at element t * head_dim.
+// F16 tiles are those elements. A Q8_0 tile is the levels as bytes in the same places, then the
+// scales (F16): a key tile's head_dim / 32 rows of block_size (the scale of dimensions [32g,
+// 32g + 32) of slot t at g * block_size + t), a value tile's block_size rows of head_dim / 32
+// (slot t's at t * head_dim / 32 + g); a tile's levels take head_dim * block_size bytes.
 struct KvView {
-  const uint16_t* k;
-  const uint16_t* v;
+  const uint8_t* k;
+  const uint8_t* v;
   const int32_t* blocks;
   int64_t block_size;
   int64_t block_stride;
   int64_t head_stride;
   int64_t group_blocks;
   int64_t group_stride;
+  KvType type = KvType::F16;
 };
+
+// Where a Q8_0 tile's scales start (see KvView): after its head_dim * block_size levels.
+inline const uint16_t* kv_q8_scales(const uint8_t* tile, int64_t head_dim, int64_t block_size) {
+  return reinterpret_cast<const uint16_t*>(tile + head_dim * block_size);
+}
+inline uint16_t* kv_q8_scales(uint8_t* tile, int64_t head_dim, int64_t block_size) {
+  return reinterpret_cast<uint16_t*>(tile + head_dim * block_size);
+}
+
+// Dimension d of the key at `slot` of a block's key tile, and value i of the one at `slot` of a
+// value tile, as floats: the values the kernels compute with.
+float kv_key_at(const KvView& kv, const uint8_t* tile, int64_t slot, int d, int head_dim);
+float kv_value_at(const KvView& kv, const uint8_t* tile, int64_t slot, int i, int head_dim);
 
 // Where block id `block` starts for KV head 0 (add kv_head * head_stride for another head).
 inline int64_t kv_block_offset(const KvView& kv, int64_t block) {
@@ -47,7 +67,7 @@ inline KvView kv_head_view(const KvView& kv, int64_t kv_head) {
 // fetch it while it works on this one.
 struct KvRun {
   int64_t first, count;
-  const uint16_t *k, *v, *next_k, *next_v;
+  const uint8_t *k, *v, *next_k, *next_v;
 };
 
 // Calls run(KvRun) for each block of positions [from, n_kv), in position order, from the block
@@ -68,12 +88,13 @@ void for_each_kv_run(const KvView& kv, int64_t from, int64_t n_kv, Run&& run) {
 // row, a verify step's rows, a prompt's chunk), each with its heads_per_row query heads that
 // share KV head kv_head: row r sees positions [0, n_kv + r). Head h (row h / heads_per_row) is
 // at q + h * head_dim, its output at out + h * head_dim: out_h = sum_p softmax_p(scale *
-// q_h·k_p) v_p over its row's positions. Computed in float from the F16 cache (as llama.cpp's
-// CPU flash attention does for prompt batches): scores, max-subtracted exponentials, a
+// q_h·k_p) v_p over its row's positions. Computed in float from the cache's values (as llama.cpp's
+// CPU flash attention does for prompt batches from an F16 cache): scores, max-subtracted exponentials, a
 // weighted sum of the values, one division at the end. The heads of a pass share each read of
 // the cache (a key dimension's row of a block, a position's values), also across rows; a
 // head's result does not depend on the rows beside it (a verify row's equals a decode row's,
-// bit for bit). scores needs room for n_rows * heads_per_row * (n_kv + n_rows - 1) floats.
+// bit for bit). From a Q8_0 cache, each key's and value's level times its scale, in float (the
+// query is not quantized). scores needs room for n_rows * heads_per_row * (n_kv + n_rows - 1) floats.
 // window > 0 (sliding-window layers): a row sees only the last `window` of its positions, its
 // own included; the blocks wholly before the first row's window are not read (a windowed
 // cache has let go of them), the other positions outside a row's window weigh zero.

@@ -1,7 +1,7 @@
-// attention_heads with Highway: each F16 row of the cache (a key dimension's row of a block's
-// transposed key tile, a position's value row) is widened to float vectors once and used by
-// every query head of the group; exponentials with Highway's vector Exp. Same algorithm and
-// order of steps as the reference, per head.
+// attention_heads with Highway: each row of the cache (a key dimension's row of a block's
+// transposed key tile, a position's value row) is made float vectors once (F16 widened, Q8_0
+// levels times their scale) and used by every query head of the group; exponentials with
+// Highway's vector Exp. Same algorithm and order of steps as the reference, per head.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -44,15 +44,70 @@ HWY_INLINE void PrefetchUntil(const uint8_t* tile, int64_t until, const uint8_t*
   for (; next < tile + until; next += 64) hwy::Prefetch(next);
 }
 
+// A block's tile of keys or values as float vectors and floats, in the cache's type (KvView):
+// Key(d, t0, group) the lanes [t0, t0 + N) of key dimension d's row, where `group` is
+// KeyGroup(d0, t0) of the last d0 <= d that is a multiple of kGroup (a Q8_0 block's scales,
+// loaded once for its 32 rows); Value(p, i) position p's values [i, i + N) (i a multiple of N,
+// which divides 32: one Q8_0 scale covers them); KeyAt and ValueAt one at a time. A Q8_0 value
+// is level * scale in float, in vectors as in scalar code.
+template <KvType kType>
+struct Tile;
+
+template <>
+struct Tile<KvType::F16> {
+  static constexpr int kGroup = 1 << 30;  // no scales: a group is the whole row
+  struct Group {};
+  const uint16_t* x;
+  int64_t block_size;
+  int head_dim;
+  Tile(const uint8_t* tile, int64_t bs, int hd)
+      : x(reinterpret_cast<const uint16_t*>(tile)), block_size(bs), head_dim(hd) {}
+  HWY_INLINE Group KeyGroup(int, int64_t) const { return {}; }
+  HWY_INLINE hn::Vec<DF> Key(int d, int64_t t0, Group) const { return Widen(x + d * block_size + t0); }
+  HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const { return Widen(x + p * head_dim + i); }
+  float KeyAt(int d, int64_t t) const { return tensor::f16_to_f32(x[d * block_size + t]); }
+  float ValueAt(int64_t p, int i) const { return tensor::f16_to_f32(x[p * head_dim + i]); }
+  static HWY_INLINE hn::Vec<DF> Widen(const uint16_t* at) {
+    return hn::PromoteTo(DF(), hn::LoadU(DH(), reinterpret_cast<const hwy::float16_t*>(at)));
+  }
+};
+
+template <>
+struct Tile<KvType::Q8_0> {
+  static constexpr int kGroup = static_cast<int>(kKvQ8Block);
+  using Group = hn::Vec<DF>;  // the scales of a block's lanes
+  const int8_t* x;
+  const uint16_t* scales;
+  int64_t block_size;
+  int head_dim;
+  Tile(const uint8_t* tile, int64_t bs, int hd)
+      : x(reinterpret_cast<const int8_t*>(tile)), scales(kv_q8_scales(tile, hd, bs)), block_size(bs), head_dim(hd) {}
+  HWY_INLINE Group KeyGroup(int d, int64_t t0) const {
+    return Tile<KvType::F16>::Widen(scales + d / kGroup * block_size + t0);
+  }
+  HWY_INLINE hn::Vec<DF> Key(int d, int64_t t0, Group scale) const {
+    return hn::Mul(Levels(x + d * block_size + t0), scale);
+  }
+  HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const {
+    return hn::Mul(Levels(x + p * head_dim + i), hn::Set(DF(), ValueScale(p, i)));
+  }
+  float KeyAt(int d, int64_t t) const {
+    return static_cast<float>(x[d * block_size + t]) * tensor::f16_to_f32(scales[d / kGroup * block_size + t]);
+  }
+  float ValueAt(int64_t p, int i) const { return static_cast<float>(x[p * head_dim + i]) * ValueScale(p, i); }
+  float ValueScale(int64_t p, int i) const { return tensor::f16_to_f32(scales[p * (head_dim / kGroup) + i / kGroup]); }
+  static HWY_INLINE hn::Vec<DF> Levels(const int8_t* at) {
+    return hn::ConvertTo(DF(), hn::PromoteTo(hn::Rebind<int32_t, DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), at)));
+  }
+};
+
 // One position's score in scalar code, in the steps each lane of ScoresVector takes: the
 // dimensions' products summed in order, in kChains interleaved chains (chain c takes the
-// dimensions d with d % kChains == c) added at the end. k: the position's slot in the block's
-// key tile (dimension d at k[d * block_size]).
-template <int kChains>
-float ScoreOf(const float* q, const uint16_t* k, int64_t block_size, int head_dim) {
+// dimensions d with d % kChains == c) added at the end. t: the position's slot in the block.
+template <int kChains, class TileT>
+float ScoreOf(const float* q, const TileT& tile, int64_t t, int head_dim) {
   float sum[kChains] = {};
-  for (int d = 0; d < head_dim; ++d)
-    sum[d % kChains] = std::fma(q[d], tensor::f16_to_f32(k[d * block_size]), sum[d % kChains]);
+  for (int d = 0; d < head_dim; ++d) sum[d % kChains] = std::fma(q[d], tile.KeyAt(d, t), sum[d % kChains]);
   float total = sum[0];
   for (int c = 1; c < kChains; ++c) total += sum[c];
   return total;
@@ -60,21 +115,16 @@ float ScoreOf(const float* q, const uint16_t* k, int64_t block_size, int head_di
 
 // scores[h * stride + first + t] = scale * q_h·k_t for heads [h0, h0 + nh) and the positions
 // [t0, t0 + nt) of one block, one position a lane: each key dimension's row of the tile is
-// widened once and multiplied into every head's sums. The vector reads the tile's row from t0
-// on, past the block's count where it is part-filled (the slots exist; their lanes are never
-// stored). next_k, when not null, is the next block's tile, asked for line by line as the
-// dimensions go by.
-template <int kChains, int NH>
-void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t* next_k,
-                  int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t stride, float scale,
-                  float* scores) {
+// made float once and multiplied into every head's sums. The vector reads the tile's row from
+// t0 on, past the block's count where it is part-filled (the slots exist; their lanes are never
+// stored). next_k, when not null, is the next block's tile (tile_bytes long), asked for line by
+// line as the dimensions go by.
+template <int kChains, int NH, class TileT>
+void ScoresVector(const float* q, int h0, const TileT& tile, const uint8_t* next_k, int64_t tile_bytes, int64_t first,
+                  int64_t t0, int nt, int head_dim, int64_t stride, float scale, float* scores) {
   const DF df;
-  const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
-  const auto* k = reinterpret_cast<const hwy::float16_t*>(k_tile) + t0;
-  const auto* ahead = reinterpret_cast<const uint8_t*>(next_k);
-  const uint8_t* cursor = ahead;
-  const int64_t row_bytes = block_size * static_cast<int64_t>(sizeof(uint16_t));
+  const uint8_t* cursor = next_k;
   static_assert(kChains == 1 || kChains == 2);
   // Dimension d into chain d % kChains, in one loop: with the step as a helper taking a chain's
   // array by reference, GCC zeroed a stack copy of both arrays on every call (7% of a decode
@@ -83,9 +133,11 @@ void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t
   hn::Vec<DF> acc0[NH], acc1[kOdd];
   for (int j = 0; j < NH; ++j) acc0[j] = hn::Zero(df);
   for (int j = 0; j < kOdd; ++j) acc1[j] = hn::Zero(df);
+  typename TileT::Group group = tile.KeyGroup(0, t0);
   for (int d = 0; d < head_dim; ++d) {
-    if (ahead != nullptr) PrefetchUntil(ahead, (d + 1) * row_bytes, cursor);  // as far as its row d
-    const auto kd = hn::PromoteTo(df, hn::LoadU(dh, k + d * block_size));  // widened once for every head
+    if (next_k != nullptr) PrefetchUntil(next_k, (d + 1) * tile_bytes / head_dim, cursor);  // its share of d rows
+    if (d % TileT::kGroup == 0 && d > 0) group = tile.KeyGroup(d, t0);
+    const auto kd = tile.Key(d, t0, group);  // made float once for every head
     if constexpr (kChains == 2) {
       if (d % 2 == 1) {
         for (int j = 0; j < NH; ++j) acc1[j] = hn::MulAdd(hn::Set(df, q[(h0 + j) * head_dim + d]), kd, acc1[j]);
@@ -111,42 +163,42 @@ void ScoresVector(const float* q, int h0, const uint16_t* k_tile, const uint16_t
 
 // ScoresVector with the head count nh (1 to kScoreSums / kChains) as a template argument, so
 // that the sums stay in registers.
-template <int kChains, int NH = 1>
-void ScoresVectorOf(int nh, const float* q, int h0, const uint16_t* k_tile, const uint16_t* next_k,
-                    int64_t block_size, int64_t first, int64_t t0, int nt, int head_dim, int64_t stride, float scale,
-                    float* scores) {
+template <int kChains, int NH = 1, class TileT>
+void ScoresVectorOf(int nh, const float* q, int h0, const TileT& tile, const uint8_t* next_k, int64_t tile_bytes,
+                    int64_t first, int64_t t0, int nt, int head_dim, int64_t stride, float scale, float* scores) {
   if constexpr (NH < kScoreSums / kChains) {
     if (nh > NH)
-      return ScoresVectorOf<kChains, NH + 1>(nh, q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, stride,
+      return ScoresVectorOf<kChains, NH + 1>(nh, q, h0, tile, next_k, tile_bytes, first, t0, nt, head_dim, stride,
                                              scale, scores);
   }
-  ScoresVector<kChains, NH>(q, h0, k_tile, next_k, block_size, first, t0, nt, head_dim, stride, scale, scores);
+  ScoresVector<kChains, NH>(q, h0, tile, next_k, tile_bytes, first, t0, nt, head_dim, stride, scale, scores);
 }
 
 // scores for heads [h0, h0 + nh) (at most kScoreSums / kChains) and the positions of one block
-// (KvRun; k_tile is this KV head's first dimension row in the block's key tile). Positions past
-// the last whole vector that fits in the block's rows (only where a block is narrower than a
-// vector) go one by one, in the same steps.
-template <int kChains>
-void RunScores(const float* q, int h0, int nh, const uint16_t* k_tile, const uint16_t* next_k, int64_t block_size,
-               int64_t first, int64_t count, int head_dim, int64_t stride, float scale, float* scores) {
+// (KvRun: its key tile, this KV head's). Positions past the last whole vector that fits in the
+// block's rows (only where a block is narrower than a vector) go one by one, in the same steps.
+template <int kChains, KvType kType>
+void RunScores(const float* q, int h0, int nh, const KvView& head, const KvRun& run, int head_dim, int64_t stride,
+               float scale, float* scores) {
   const int N = static_cast<int>(hn::Lanes(DF()));
+  const Tile<kType> tile(run.k, head.block_size, head_dim);
+  const int64_t tile_bytes = kv_tile_bytes(kType, head_dim, head.block_size);
   int64_t t0 = 0;
-  for (; t0 < count && t0 + N <= block_size; t0 += N) {
-    const int nt = static_cast<int>(std::min<int64_t>(N, count - t0));
-    ScoresVectorOf<kChains>(nh, q, h0, k_tile, t0 == 0 ? next_k : nullptr, block_size, first, t0, nt, head_dim,
+  for (; t0 < run.count && t0 + N <= head.block_size; t0 += N) {
+    const int nt = static_cast<int>(std::min<int64_t>(N, run.count - t0));
+    ScoresVectorOf<kChains>(nh, q, h0, tile, t0 == 0 ? run.next_k : nullptr, tile_bytes, run.first, t0, nt, head_dim,
                             stride, scale, scores);
   }
-  for (; t0 < count; ++t0)
+  for (; t0 < run.count; ++t0)
     for (int j = 0; j < nh; ++j)
-      scores[(h0 + j) * stride + first + t0] =
-          ScoreOf<kChains>(q + (h0 + j) * head_dim, k_tile + t0, block_size, head_dim) * scale;
+      scores[(h0 + j) * stride + run.first + t0] =
+          ScoreOf<kChains>(q + (h0 + j) * head_dim, tile, t0, head_dim) * scale;
 }
 
 // Scores of every head over the positions its row sees from the block that holds `from` (and,
 // for the earlier rows of a pass, the few after: never read), in passes of kScoreSums / kChains
 // heads.
-template <int kChains>
+template <int kChains, KvType kType>
 void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, int head_dim, int64_t from,
             int64_t n_kv, float scale, int64_t stride, float* scores) {
   constexpr int kBatch = kScoreSums / kChains;
@@ -155,29 +207,26 @@ void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, i
     const int nh = std::min(kBatch, n_q - h0);
     const int64_t until = n_kv + (h0 + nh - 1) / heads_per_row;  // the pass's last row's positions
     for_each_kv_run(head, from, until, [&](const KvRun& run) {
-      RunScores<kChains>(q, h0, nh, run.k, run.next_k, head.block_size, run.first, run.count, head_dim, stride, scale,
-                         scores);
+      RunScores<kChains, kType>(q, h0, nh, head, run, head_dim, stride, scale, scores);
     });
   }
 }
 
-// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions of one run. Slice by slice
-// of head_dim, the heads' sums stay in registers over every position (the same steps, in the
-// same order, as adding into out position by position).
-template <int NH>
-void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint16_t* next_v, int64_t first,
-                 int64_t count, int head_dim, int64_t w_stride, float* out) {
-  const int64_t stride = head_dim;  // value rows follow each other in the head's tile
-  // The next block's tile (full, as every block before the last is), row by row in the first
-  // pass over the positions.
-  const auto* ahead = reinterpret_cast<const uint8_t*>(next_v);
-  const uint8_t* cursor = ahead;
-  const int64_t row_bytes = stride * static_cast<int64_t>(sizeof(uint16_t));
+// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions [slot, slot + count) of one
+// block's value tile (at position `first` of the sequence). Slice by slice of head_dim, the
+// heads' sums stay in registers over every position (the same steps, in the same order, as
+// adding into out position by position). next_v, when not null, is the next block's tile
+// (tile_bytes long).
+template <int NH, class TileT>
+void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t* next_v, int64_t tile_bytes,
+                 int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
+  // The next block's tile (full, as every block before the last is), its share of a position
+  // at a time in the first pass over the positions.
+  const uint8_t* cursor = next_v;
+  const int64_t row_bytes = tile_bytes / tile.block_size;
   const DF df;
-  const DH dh;
   const int N = static_cast<int>(hn::Lanes(df));
   const int vec_end = head_dim / N * N;
-  const auto* v = reinterpret_cast<const hwy::float16_t*>(v_run);
   const float* w = weights + first;
   int i = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -190,9 +239,9 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
       acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
     }
     for (int64_t p = 0; p < count; ++p) {
-      if (ahead != nullptr && i == 0) PrefetchUntil(ahead, (p + 1) * row_bytes, cursor);  // as far as its row p
-      const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
-      const auto vv2 = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i + N));
+      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);  // as far as its row p
+      const auto vv = tile.Value(slot + p, i);  // made float once for every head
+      const auto vv2 = tile.Value(slot + p, i + N);
       for (int j = 0; j < NH; ++j) {
         const auto wj = hn::Set(df, w[(h0 + j) * w_stride + p]);
         acc[j] = hn::MulAdd(wj, vv, acc[j]);
@@ -209,29 +258,28 @@ void RunValuesOf(const float* weights, int h0, const uint16_t* v_run, const uint
     hn::Vec<DF> acc[NH];
     for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
-      if (ahead != nullptr && i == 0) PrefetchUntil(ahead, (p + 1) * row_bytes, cursor);
-      const auto vv = hn::PromoteTo(df, hn::LoadU(dh, v + p * stride + i));  // widened once for every head
+      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);
+      const auto vv = tile.Value(slot + p, i);  // made float once for every head
       for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * w_stride + p]), vv, acc[j]);
     }
     for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
   }
-  for (int64_t p = 0; p < count; ++p) {
-    const uint16_t* v_bits = v_run + p * stride;
+  for (int64_t p = 0; p < count; ++p)
     for (int j = 0; j < NH; ++j)
       for (int i = vec_end; i < head_dim; ++i)
-        out[(h0 + j) * head_dim + i] += w[(h0 + j) * w_stride + p] * tensor::f16_to_f32(v_bits[i]);
-  }
+        out[(h0 + j) * head_dim + i] += w[(h0 + j) * w_stride + p] * tile.ValueAt(slot + p, i);
 }
 
 // RunValues with the head count nh (1 to kValueHeads) as a template argument, so that the
 // sums stay in registers.
-template <int NH = 1>
-void RunValues(const float* weights, int h0, int nh, const uint16_t* v_run, const uint16_t* next_v, int64_t first,
-               int64_t count, int head_dim, int64_t w_stride, float* out) {
+template <int NH = 1, class TileT>
+void RunValues(const float* weights, int h0, int nh, const TileT& tile, const uint8_t* next_v, int64_t tile_bytes,
+               int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
   if constexpr (NH < kValueHeads) {
-    if (nh > NH) return RunValues<NH + 1>(weights, h0, nh, v_run, next_v, first, count, head_dim, w_stride, out);
+    if (nh > NH)
+      return RunValues<NH + 1>(weights, h0, nh, tile, next_v, tile_bytes, slot, first, count, head_dim, w_stride, out);
   }
-  RunValuesOf<NH>(weights, h0, v_run, next_v, first, count, head_dim, w_stride, out);
+  RunValuesOf<NH>(weights, h0, tile, next_v, tile_bytes, slot, first, count, head_dim, w_stride, out);
 }
 
 // Replaces scores[0, n) by exp(scores - max) and returns their sum.
@@ -256,19 +304,21 @@ double SoftmaxNumerators(float* scores, int64_t n) {
   return sum;
 }
 
-void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                    int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
+template <KvType kType>
+void AttentionHeadsOf(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
+                      int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
   const KvView head = kv_head_view(kv, kv_head);
   const int n_q = n_rows * heads_per_row;
   const int64_t stride = n_kv + n_rows - 1;  // the last row's positions
+  const int64_t tile_bytes = kv_tile_bytes(kType, head_dim, head.block_size);
   // Positions from the block that holds the first row's window start (every row's window lies
   // past it). Where a block is whole vectors, a lane of the softmax's sums takes the same
   // positions as from 0 plus zeros: skipping the blocks changes no bit.
   const int64_t lo = window_start(n_kv, window) / head.block_size * head.block_size;
   if (ChainsFor(heads_per_row) == 2) {
-    Scores<2>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
+    Scores<2, kType>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
   } else {
-    Scores<1>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
+    Scores<1, kType>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
   }
   // Positions before a row's window weigh exp(-inf) = 0 (Exp is 0 below its range).
   for (int h = 0; h < n_q; ++h)
@@ -286,17 +336,31 @@ void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView&
     // it (those of the later rows): a head's sums go over its positions in order either way.
     const int64_t shared = n_kv + h0 / heads_per_row, last = n_kv + (h0 + nh - 1) / heads_per_row;
     for_each_kv_run(head, lo, shared, [&](const KvRun& run) {
-      RunValues(scores, h0, nh, run.v, run.next_v, run.first, run.count, head_dim, stride, out);
+      RunValues(scores, h0, nh, Tile<kType>(run.v, head.block_size, head_dim), run.next_v, tile_bytes, 0, run.first,
+                run.count, head_dim, stride, out);
     });
     for (int64_t p = shared; p < last; ++p) {
       const int from = std::max(h0, static_cast<int>(p - n_kv + 1) * heads_per_row);  // rows past p - n_kv
-      const uint16_t* v = head.v + kv_block_offset(head, head.blocks[p / head.block_size]) +
-                          p % head.block_size * head_dim;
-      RunValues(scores, from, h0 + nh - from, v, nullptr, p, 1, head_dim, stride, out);
+      const Tile<kType> tile(head.v + kv_block_offset(head, head.blocks[p / head.block_size]), head.block_size,
+                             head_dim);
+      RunValues(scores, from, h0 + nh - from, tile, nullptr, tile_bytes, p % head.block_size, p, 1, head_dim, stride,
+                out);
     }
     for (int j = 0; j < nh; ++j)
       for (int i = 0; i < head_dim; ++i) out[(h0 + j) * head_dim + i] *= inv_sum[j];
   }
+}
+
+void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
+                    int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
+  if (kv.type == KvType::F16)
+    return AttentionHeadsOf<KvType::F16>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
+                                         window);
+  // A value slice of N lanes must lie in one block of 32 (a vector of more lanes: the reference).
+  if (hn::Lanes(DF()) > static_cast<size_t>(kKvQ8Block))
+    return attention_heads_reference(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
+                                     window);
+  AttentionHeadsOf<KvType::Q8_0>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out, window);
 }
 
 int RowsPerPass(int heads_per_row) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/kv_type.h"
 #include "kernels/rope.h"
 
 namespace nanoserve::gguf {
@@ -60,6 +61,11 @@ struct ArchFeatures {
 // supported architectures for any other.
 ArchFeatures arch_features(const std::string& arch);
 
+// The KV cache's types, for the rooms above that choose one (kernels/kv_type.h).
+using kernels::KvType;
+using kernels::kv_type_name;
+using kernels::parse_optional_kv_type;
+
 struct ModelConfig {
   std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"
   uint32_t n_layer = 0;
@@ -88,6 +94,9 @@ struct ModelConfig {
   uint32_t n_expert = 0;       // "expert_count" (moe)
   uint32_t n_expert_used = 0;  // "expert_used_count": experts per row
   uint32_t n_ff_expert = 0;    // "expert_feed_forward_length": an expert's hidden width
+  // How the KV cache stores keys and values: not in the file, the server's choice
+  // (ModelOptions::kv_type); every cache made for this config follows it.
+  kernels::KvType kv_type = kernels::KvType::F16;
 
   ArchFeatures features() const { return arch_features(arch); }
   bool has_qkv_bias() const { return features().qkv_bias; }

@@ -39,21 +39,22 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
       index_(n_blocks_, block_size, hash),
       idle_at_(static_cast<size_t>(n_blocks_)),
       layer_at_(layer_places(c, windowed_)),
-      tiles_(static_cast<int>(c.n_layer - c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_, n_blocks_) {
+      tiles_(static_cast<int>(c.n_layer - c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_, n_blocks_,
+             c.kv_type) {
   sequences_.resize(n_seq);
   free_.reserve(n_blocks_);
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
   for (int64_t b = n_blocks_ - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
   if (c.n_windowed_layers() > 0)
     window_ = std::make_unique<KvWindow>(static_cast<int>(c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_,
-                                         n_blocks_, n_seq, c.sliding_window);
+                                         n_blocks_, n_seq, c.sliding_window, c.kv_type);
 }
 
 bool KvCache::fits(const ModelConfig& c) const {
   std::vector<bool> windowed;
   layer_places(c, windowed);
   return n_layer_ == static_cast<int>(c.n_layer) && n_head_kv_ == c.n_head_kv && head_dim_ == c.head_dim &&
-         windowed == windowed_ &&
+         windowed == windowed_ && c.kv_type == tiles_.type() &&
          (!window_ || window_->window() == static_cast<int64_t>(c.sliding_window));
 }
 

@@ -1,4 +1,5 @@
-// The keys and values of every layer, as F16, in a paged pool shared by all sequences.
+// The keys and values of every layer, as F16 or Q8_0 (ModelConfig::kv_type), in a paged pool
+// shared by all sequences.
 //
 // The pool is n_blocks blocks of block_size positions; a block holds those positions' keys and
 // values for every layer and KV head (laid out as KvTiles says). Each sequence owns a block
@@ -42,12 +43,12 @@
 
 namespace nanoserve::model {
 
-// Bytes that one position's keys and values (F16) take in one layer; in every layer that keeps
+// Bytes that one position's keys and values take in one layer (in the config's KV type); in every layer that keeps
 // all positions (all but the windowed ones: ModelConfig::windowed), what each position adds to
 // a sequence's cache; and all that a sequence of n positions holds, its windowed layers' last
 // sliding_window positions included (KvWindow holds one forward call's rows more while it runs).
 inline int64_t kv_bytes_per_position_layer(const ModelConfig& c) {
-  return 2 * c.kv_dim() * static_cast<int64_t>(sizeof(uint16_t));
+  return 2 * c.n_head_kv * kernels::kv_tile_bytes(c.kv_type, c.head_dim, 1);
 }
 inline int64_t kv_bytes_per_position(const ModelConfig& c) {
   return (c.n_layer - c.n_windowed_layers()) * kv_bytes_per_position_layer(c);

@@ -7,8 +7,8 @@
 namespace nanoserve::model {
 
 KvWindow::KvWindow(int n_layer, int64_t n_head_kv, int64_t head_dim, int64_t block_size, int64_t n_blocks, int n_seq,
-                   int64_t window)
-    : tiles_(n_layer, n_head_kv, head_dim, block_size, n_blocks),
+                   int64_t window, kernels::KvType type)
+    : tiles_(n_layer, n_head_kv, head_dim, block_size, n_blocks, type),
       block_size_(block_size),
       n_blocks_(n_blocks),
       window_(window),

@@ -24,7 +24,7 @@ namespace nanoserve::model {
 class KvWindow {
  public:
   KvWindow(int n_layer, int64_t n_head_kv, int64_t head_dim, int64_t block_size, int64_t n_blocks, int n_seq,
-           int64_t window);
+           int64_t window, kernels::KvType type = kernels::KvType::F16);
 
   // Readies `seq`, which holds `length` positions, for rows up to position n_positions - 1: lets
   // go of the blocks before the window of its row at position `length`, and takes blocks up to

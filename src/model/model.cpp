@@ -1,5 +1,6 @@
 // Loading a Model, and the checks and buffers around its forward pass (forward.cpp).
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -16,13 +17,22 @@ int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd,
 
 // The dense feed-forward's width: none for a mixture of experts, whose files still write
 // feed_forward_length (6144 for Qwen3-30B-A3B: 25 MB of unused buffers at a 512-row chunk).
+// The file's config with the KV cache's type: the one asked for, else NANOSERVE_KV_TYPE's, else
+// f16 (the variable lets a whole test run use another cache type: ctest -L kv-q8).
+ModelConfig with_kv_type(ModelConfig c, std::optional<kernels::KvType> type) {
+  const char* env = std::getenv("NANOSERVE_KV_TYPE");
+  c.kv_type = type ? *type : env && *env ? kernels::parse_kv_type(env) : kernels::KvType::F16;
+  c.validate();
+  return c;
+}
+
 int64_t dense_ff(const ModelConfig& c) { return c.features().moe ? 0 : c.n_ff; }
 
 }  // namespace
 
 Model::Model(const std::string& path, ModelOptions options)
     : file_(gguf::File::open(path)),
-      config_(from_gguf(file_)),
+      config_(with_kv_type(from_gguf(file_), options.kv_type)),
       features_(config_.features()),
       weights_(bind_weights(file_, config_)),
       own_pool_(options.pool ? nullptr : std::make_unique<kernels::ThreadPool>(default_threads(options.threads))),

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct ModelOptions {
   // Run on this pool instead of one of its own (not owned; it must outlive the model): a draft
   // model runs between its target's steps, on the target's threads, which are then still awake.
   kernels::ThreadPool* pool = nullptr;
+  // How the KV cache stores keys and values (config().kv_type); unset: NANOSERVE_KV_TYPE, else f16.
+  std::optional<kernels::KvType> kv_type = std::nullopt;
 };
 
 class Model {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "kernels/every_target.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_range.h"
+#include "kernels/random_floats.h"
 #include "tensor/quant.h"
 
 namespace nanoserve::kernels {
@@ -22,14 +22,6 @@ const std::vector<TensorType> kWeightTypes = {
     TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1,
     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
     TensorType::Q6_K};
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 // A weight matrix quantized from random floats; keeps its bytes and the floats they decode to.
 struct TestMatrix {

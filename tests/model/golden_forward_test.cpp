@@ -31,6 +31,12 @@ struct Tolerance {
 };
 
 Tolerance tolerance_for(const std::string& name) {
+  // A Q8_0 KV cache (.kvq8): the golden README measured llama.cpp's own move from an F16 cache to
+  // a Q8_0 one at max rel 9.6e-3 (F16 weights) and 2.1e-2 (Q8_0 weights); ours quantizes the
+  // cache too, and its rounding moves the logits as far the other way: twice that move. Top-1
+  // agreed in only 94.9% of positions there (llama Q8_0): held where the margin is beyond that.
+  if (name.ends_with(".kvq8"))
+    return name.ends_with("-F16.kvq8") ? Tolerance{2e-2, 0.1, 0.3} : Tolerance{4.2e-2, 0.3, 1.0};
   // A mixture of experts amplifies float noise: a router near a tie picks another expert. The
   // golden README measured llama.cpp against itself (FA off) at max rel 2.2e-3 (F16), 7.2e-2
   // (Q8_0) and 1.1e-1 (Q4_K_M), top-1 agreement 98.8%, 92.2% and 93.2%: top-1 is held only
@@ -139,7 +145,7 @@ struct ModelRun {
 };
 
 ModelRun run_model(const GoldenModel& g, const RunOptions& o) {
-  Model model(g.gguf_path(), {.threads = o.threads});
+  Model model(g.gguf_path(), {.threads = o.threads, .kv_type = g.kv_q8() ? kernels::KvType::Q8_0 : kernels::KvType::F16});
   // llama.cpp's context size (Phi-3's rope factors follow it), within the positions a model
   // with learned ones has (llama.cpp ran GPT-2 at 2048 of its 1280, reaching position 1031).
   model.set_context(std::min<int64_t>(g.n_ctx, model.config().n_ctx_train));
@@ -220,6 +226,7 @@ std::string test_name(const testing::TestParamInfo<std::string>& info) {
   std::string s = info.param;
   std::replace(s.begin(), s.end(), '-', '_');
   std::replace(s.begin(), s.end(), '/', '_');
+  std::replace(s.begin(), s.end(), '.', '_');
   return s;
 }
 

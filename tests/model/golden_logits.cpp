@@ -21,10 +21,15 @@ std::vector<std::string> golden_logit_models() {
     names.push_back(std::string("archs/tiny-gemma3-") + t);
     names.push_back(std::string("archs/tiny-qwen3moe-") + t);
   }
+  for (const char* m : {"tiny-qwen3-F16.kvq8", "tiny-qwen3-Q8_0.kvq8", "tiny-llama-F16.kvq8", "tiny-llama-Q8_0.kvq8"})
+    names.push_back(m);
   return names;
 }
 
-std::string GoldenModel::gguf_path() const { return shared_path("golden/models/" + name + ".gguf"); }
+std::string GoldenModel::gguf_path() const {
+  const std::string model = kv_q8() ? name.substr(0, name.size() - std::string(".kvq8").size()) : name;
+  return shared_path("golden/models/" + model + ".gguf");
+}
 
 GoldenModel load_golden(const std::string& name) {
   GoldenModel g;

@@ -21,20 +21,23 @@ struct GoldenSequence {
 };
 
 struct GoldenModel {
-  std::string name;  // "tiny-qwen3-Q4_K_M", "archs/tiny-phi3-F16"
+  std::string name;  // "tiny-qwen3-Q4_K_M", "archs/tiny-phi3-F16", "tiny-qwen3-Q8_0.kvq8"
   int64_t n_vocab = 0;
   int64_t n_ctx = 0;  // llama.cpp's context size (Phi-3's rope factors depend on it)
   std::vector<GoldenSequence> sequences;
   std::vector<float> bin;
   std::string gguf_path() const;
+  // The KV cache llama.cpp computed with: Q8_0 for the .kvq8 references (of the model without
+  // the suffix), else F16.
+  bool kv_q8() const { return name.ends_with(".kvq8"); }
   // The stored logits of a sequence at logit_positions[i].
   const float* stored_logits(const GoldenSequence& s, size_t i) const {
     return bin.data() + s.bin_offset + static_cast<int64_t>(i) * n_vocab;
   }
 };
 
-// Every golden model with logits (the README's table, F32 master excluded), and those of
-// archs/ whose architecture nanoserve runs.
+// Every golden model with logits (the README's table, F32 master excluded), those of archs/
+// whose architecture nanoserve runs, and the references computed with a Q8_0 KV cache.
 std::vector<std::string> golden_logit_models();
 GoldenModel load_golden(const std::string& name);
 

@@ -2,10 +2,12 @@
 // reserve, blocks back on clear, and rows addressed through the table.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "model/kv_cache.h"
-#include "tensor/fp16.h"
+#include "tensor/blocks.h"
+#include "tensor/quant.h"
 
 namespace nanoserve::model {
 namespace {
@@ -88,13 +90,68 @@ TEST(KvCache, StoredPositionsReadBackThroughTheView) {
         const int64_t slot = pos % view.block_size;
         for (int64_t d = 0; d < kv_dim; ++d) {
           const int64_t tile = block + d / c.head_dim * view.head_stride, i = d % c.head_dim;
-          ASSERT_EQ(tensor::f16_to_f32(view.k[tile + i * view.block_size + slot]), value_of(seq, layer, pos, d))
+          const int hd = static_cast<int>(c.head_dim);
+          ASSERT_EQ(kernels::kv_key_at(view, view.k + tile, slot, static_cast<int>(i), hd), value_of(seq, layer, pos, d))
               << seq << " " << layer << " " << pos << " " << d;
-          ASSERT_EQ(tensor::f16_to_f32(view.v[tile + slot * c.head_dim + i]), -value_of(seq, layer, pos, d));
+          ASSERT_EQ(kernels::kv_value_at(view, view.v + tile, slot, static_cast<int>(i), hd), -value_of(seq, layer, pos, d));
         }
       }
     }
   EXPECT_THROW(cache.store(0, 0, kPositions, k.data(), v.data()), std::out_of_range);  // not reserved
+}
+
+// A q8_0 cache holds, for each position's key and value, what ggml's Q8_0 quantizer gives back
+// (tensor::quantize_row, blocks of 32 with an F16 scale), read through the view as attention
+// reads it; a block takes 34 bytes per 32 values where F16 takes 64, and the byte formula
+// (kv_bytes_per_position) agrees with the pool.
+TEST(KvCache, AQ8_0CacheHoldsWhatTheQ8_0QuantizerGivesBack) {
+  ModelConfig c = small_config();
+  c.head_dim = 64;
+  c.kv_type = kernels::KvType::Q8_0;
+  const int64_t kv_dim = c.kv_dim(), kPositions = 40;
+  KvCache cache(c, 2 * 48, 2, 16);  // 3 blocks a sequence
+  EXPECT_EQ(cache.block_bytes(), 16u * 3 * 2 * (2 * 34 * 2));  // 16 positions x 3 layers x 2 heads x K,V x 2 blocks
+  EXPECT_EQ(static_cast<int64_t>(cache.block_bytes()), kv_bytes_per_position(c) * 16);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  std::vector<std::vector<float>> keys, values;  // per (seq, layer, pos)
+  for (int64_t pos = 0; pos < kPositions; ++pos)
+    for (int seq = 0; seq < 2; ++seq) {
+      ASSERT_TRUE(cache.reserve(seq, pos + 1));
+      for (int layer = 0; layer < 3; ++layer) {
+        std::vector<float> k(kv_dim), v(kv_dim);
+        for (auto* x : {&k, &v})
+          for (auto& f : *x) f = dist(rng);
+        cache.store(seq, layer, pos, k.data(), v.data());
+        keys.push_back(k);
+        values.push_back(v);
+      }
+    }
+  const auto decoded = [](const std::vector<float>& x) {
+    std::vector<tensor::BlockQ8_0> q(x.size() / 32);
+    std::vector<float> y(x.size());
+    tensor::quantize_row(tensor::TensorType::Q8_0, x.data(), q.data(), static_cast<int64_t>(x.size()));
+    tensor::dequantize_row(tensor::TensorType::Q8_0, q.data(), y.data(), static_cast<int64_t>(x.size()));
+    return y;
+  };
+  size_t at = 0;
+  for (int64_t pos = 0; pos < kPositions; ++pos)
+    for (int seq = 0; seq < 2; ++seq)
+      for (int layer = 0; layer < 3; ++layer, ++at) {
+        const std::vector<float> k = decoded(keys[at]), v = decoded(values[at]);
+        const kernels::KvView view = cache.view(seq, layer);
+        const int64_t block = kernels::kv_block_offset(view, view.blocks[pos / view.block_size]);
+        const int64_t slot = pos % view.block_size;
+        for (int64_t d = 0; d < kv_dim; ++d) {
+          const int64_t tile = block + d / c.head_dim * view.head_stride;
+          const int i = static_cast<int>(d % c.head_dim), hd = static_cast<int>(c.head_dim);
+          ASSERT_EQ(kernels::kv_key_at(view, view.k + tile, slot, i, hd), k[d]) << seq << " " << layer << " " << pos;
+          ASSERT_EQ(kernels::kv_value_at(view, view.v + tile, slot, i, hd), v[d]) << seq << " " << layer << " " << pos;
+        }
+      }
+  // A head dimension that is not whole blocks of 32 cannot be a q8_0 cache.
+  c.head_dim = 48;
+  EXPECT_THROW(KvCache(c, 16), std::invalid_argument);
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "model/kv_cache.h"
-#include "tensor/fp16.h"
 
 namespace nanoserve::model {
 namespace {
@@ -51,8 +50,9 @@ std::pair<float, float> read_back(const KvCache& cache, int seq, int layer, int6
   const kernels::KvView view = kernels::kv_head_view(cache.view(seq, layer), d / head_dim);
   const int64_t block = kernels::kv_block_offset(view, view.blocks[pos / view.block_size]);
   const int64_t slot = pos % view.block_size, i = d % head_dim;
-  return {tensor::f16_to_f32(view.k[block + i * view.block_size + slot]),
-          tensor::f16_to_f32(view.v[block + slot * head_dim + i])};
+  const int hd = static_cast<int>(head_dim);
+  return {kernels::kv_key_at(view, view.k + block, slot, static_cast<int>(i), hd),
+          kernels::kv_value_at(view, view.v + block, slot, static_cast<int>(i), hd)};
 }
 
 // Every position a row at `length` sees in each layer (its window in the local ones) reads back.

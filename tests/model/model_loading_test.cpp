@@ -336,10 +336,14 @@ TEST(ModelForward, ProfileChargesEveryOpItsTimeAndBytes) {
   EXPECT_EQ(profile.bytes_of(Op::kGateUp), 4 * (tensor_bytes("ffn_gate.weight") + tensor_bytes("ffn_up.weight")));
   EXPECT_EQ(profile.bytes_of(Op::kDown), 4 * tensor_bytes("ffn_down.weight"));
   EXPECT_EQ(profile.bytes_of(Op::kOutput), 4 * output_bytes);
-  // Positions read: 1 + 2 + ... + 5 for the prompt's rows, then 6, 7 and 8.
-  EXPECT_EQ(profile.bytes_of(Op::kAttention), (15 + 6 + 7 + 8) * 2.0 * c.kv_dim() * 2 * c.n_layer);
+  // Positions read: 1 + 2 + ... + 5 for the prompt's rows, then 6, 7 and 8; a key's or value's
+  // element in 2 bytes (F16) or 34 per 32 (Q8_0, NANOSERVE_KV_TYPE=q8_0).
+  const double element_bytes = c.kv_type == KvType::F16 ? 2.0 : 34.0 / 32;
+  EXPECT_EQ(profile.bytes_of(Op::kAttention), (15 + 6 + 7 + 8) * 2.0 * c.kv_dim() * element_bytes * c.n_layer);
   for (int i = 0; i < kOpCount; ++i)  // every op of a dense model's forward pass
-    if (static_cast<Op>(i) != Op::kRouter) EXPECT_GT(profile.seconds[i], 0.0) << op_name(static_cast<Op>(i));
+    if (static_cast<Op>(i) != Op::kRouter) {
+      EXPECT_GT(profile.seconds[i], 0.0) << op_name(static_cast<Op>(i));
+    }
   EXPECT_EQ(profile.seconds_of(Op::kRouter), 0.0);
 
   const OpProfile before = profile;

@@ -127,7 +127,7 @@ TEST(ServeLifecycle, AModelThatCannotLoadEndsTheProcess) {
 // The batch engine's flags: sizes with suffixes, bounds, and refusals where they would be ignored.
 TEST(ServeLifecycle, BatchFlagsAreHonouredOrRefused) {
   const std::string tiny = shared_path("golden/models/tiny-qwen3-Q8_0.gguf");
-  ServerProcess server("--model " + tiny + " -t 1 --parallel 2 --kv-memory 1M --step-tokens 16");
+  ServerProcess server("--model " + tiny + " -t 1 --parallel 2 --kv-memory 1M --step-tokens 16 --kv-type f16");
   const std::string log = server.log();
   // tiny-qwen3: 4 layers, 2 KV heads of 64: 2 KiB per position, 32 KiB per block of 16.
   EXPECT_NE(log.find("KV cache: 32 blocks of 32768 bytes"), std::string::npos) << log;
@@ -147,12 +147,31 @@ TEST(ServeLifecycle, BatchFlagsAreHonouredOrRefused) {
       {"--parallel 8 --step-tokens 4", "must be at least --parallel"},
       {"--kv-memory 1K", "less than one block"},
       {"--kv-memory 100000T", "at most this machine's memory"},
-      {"--parallel 100000", "--parallel must be between 1 and"}};
+      {"--parallel 100000", "--parallel must be between 1 and"},
+      {"--kv-type q4_0", "--kv-type: q4_0 not in {f16,q8_0}"},
+      {"--engine mock --kv-type q8_0", "--kv-type applies to the batch and sequential engines"}};
   for (const auto& [flags, message] : refusals) {
     const CommandResult r = run_nanoserve("serve --host 127.0.0.1 --port 0 --model " + tiny + " " + flags);
     EXPECT_NE(r.status, 0) << flags;
     EXPECT_NE(r.err.find(message), std::string::npos) << flags << ": " << r.err;
   }
+}
+
+// --kv-type q8_0: the same --kv-memory holds 1.88 times the positions (68 bytes per 64 values
+// instead of 128), and the completion that did not fit the F16 pool fits this one.
+TEST(ServeLifecycle, AQ8_0KvCacheHoldsMorePositionsInTheSameMemory) {
+  const std::string tiny = shared_path("golden/models/tiny-qwen3-Q8_0.gguf");
+  ServerProcess server("--model " + tiny + " -t 1 --parallel 2 --kv-memory 1M --step-tokens 16 --kv-type q8_0");
+  const std::string log = server.log();
+  // 4 layers x 2 KV heads x (K, V) x 68 bytes = 1088 bytes per position, 17408 per block of 16.
+  EXPECT_NE(log.find("KV cache: 60 blocks of 17408 bytes"), std::string::npos) << log;
+  EXPECT_EQ(metric(server, "nanoserve_kv_cache_blocks"), 60);
+  auto c = server.client();
+  const json request = {{"prompt", "hello"}, {"max_tokens", 600}, {"ignore_eos", true}};
+  const JsonResponse fits = post_json(c, "/v1/completions", request);
+  ASSERT_EQ(fits.status, 200) << fits.text;
+  EXPECT_EQ(fits.body["usage"]["completion_tokens"], 600);
+  EXPECT_EQ(fits.body["choices"][0]["finish_reason"], "length");
 }
 
 // Without --model, and when the default model can be neither found in the cache nor pulled
