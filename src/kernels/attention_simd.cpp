@@ -89,7 +89,11 @@ struct Tile<KvType::Q8_0> {
     return hn::Mul(Levels(x + d * block_size + t0), scale);
   }
   HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const {
-    return hn::Mul(Levels(x + p * head_dim + i), hn::Set(DF(), ValueScale(p, i)));
+    // The scale widened by the vector unit (F16C where there is one), not in software.
+    const hn::CappedTag<float, 1> d1;
+    const auto* scale = reinterpret_cast<const hwy::float16_t*>(scales + p * (head_dim / kGroup) + i / kGroup);
+    const float widened = hn::GetLane(hn::PromoteTo(d1, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(d1)>(), scale)));
+    return hn::Mul(Levels(x + p * head_dim + i), hn::Set(DF(), widened));
   }
   float KeyAt(int d, int64_t t) const {
     return static_cast<float>(x[d * block_size + t]) * tensor::f16_to_f32(scales[d / kGroup * block_size + t]);
