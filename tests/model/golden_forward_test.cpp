@@ -34,9 +34,10 @@ Tolerance tolerance_for(const std::string& name) {
   // A Q8_0 KV cache (.kvq8): the golden README measured llama.cpp's own move from an F16 cache to
   // a Q8_0 one at max rel 9.6e-3 (F16 weights) and 2.1e-2 (Q8_0 weights); ours quantizes the
   // cache too, and its rounding moves the logits as far the other way: twice that move. Top-1
-  // agreed in only 94.9% of positions there (llama Q8_0): held where the margin is beyond that.
+  // agreed in only 94.9% of positions there (llama Q8_0): held where the margin is beyond that,
+  // and 5% may flip where it is merely >= 0.1.
   if (name.ends_with(".kvq8"))
-    return name.ends_with("-F16.kvq8") ? Tolerance{2e-2, 0.1, 0.3} : Tolerance{4.2e-2, 0.3, 1.0};
+    return name.ends_with("-F16.kvq8") ? Tolerance{2e-2, 0.1, 0.3} : Tolerance{4.2e-2, 0.3, 1.0, 0.05};
   // A mixture of experts amplifies float noise: a router near a tie picks another expert. The
   // golden README measured llama.cpp against itself (FA off) at max rel 2.2e-3 (F16), 7.2e-2
   // (Q8_0) and 1.1e-1 (Q4_K_M), top-1 agreement 98.8%, 92.2% and 93.2%: top-1 is held only
