@@ -165,8 +165,9 @@ void serve(ServeArgs a) {
              a.engine.kind, model->name(), model->engine().context_size(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (const engine::EngineMetrics m = model->engine().metrics(); m.kv_total_blocks > 0)
-    fmt::print(stderr, "nanoserve: KV cache: {} blocks of {} bytes ({:.1f} MiB), up to {} sequences at once\n",
+    fmt::print(stderr, "nanoserve: KV cache: {} blocks of {} bytes ({:.1f} MiB, {}), up to {} sequences at once\n",
                m.kv_total_blocks, m.kv_total_bytes / m.kv_total_blocks, m.kv_total_bytes / 1048576.0,
+               model->engine().model_facts().kv_type,
                engine::parallel_of(a.engine));
   http.serve_model(std::move(model));
   fmt::print(stderr, "nanoserve: chat with it in a browser: http://{}:{}/\n", a.server.host, port);

@@ -88,7 +88,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
-      model_facts_(engine::model_facts(model_.file())),
+      model_facts_(engine::model_facts(model_.file(), model::kv_type_name(model_.config().kv_type))),
       cache_(model_.config(), pool_positions(options, model_.config()), options.parallel,
              model::KvCache::kDefaultBlockSize, options.prefix_hash),
       context_size_(model_.set_context(

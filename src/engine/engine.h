@@ -182,6 +182,7 @@ struct ModelFacts {
   uint64_t parameters = 0;   // the elements of every tensor
   std::string file_type;     // general.file_type by name ("Q8_0", "Q4_K_M"); "" when the file does not say
   uint64_t file_bytes = 0;
+  std::string kv_type;       // how the KV cache stores keys and values ("f16", "q8_0"); "" without one (mock)
 };
 
 class Engine {

@@ -24,9 +24,9 @@ std::string chat_template(const gguf::Metadata& metadata) {
   return optional_string(metadata, "tokenizer.chat_template");
 }
 
-ModelFacts model_facts(const gguf::File& file) {
+ModelFacts model_facts(const gguf::File& file, const std::string& kv_type) {
   ModelFacts facts{.architecture = optional_string(file.metadata(), "general.architecture"), .parameters = 0,
-                   .file_type = "", .file_bytes = file.file_size()};
+                   .file_type = "", .file_bytes = file.file_size(), .kv_type = kv_type};
   for (const gguf::TensorInfo& t : file.tensors()) facts.parameters += t.n_elements();
   const gguf::Value* type = file.metadata().find("general.file_type");
   if (type && type->is_integer())

@@ -13,6 +13,6 @@ std::string model_name(const gguf::Metadata& metadata, const std::string& path);
 // tokenizer.chat_template, or "" when the file has none.
 std::string chat_template(const gguf::Metadata& metadata);
 // The architecture, parameter count, file type and size of the model in `file`.
-ModelFacts model_facts(const gguf::File& file);
+ModelFacts model_facts(const gguf::File& file, const std::string& kv_type = "");
 
 }  // namespace nanoserve::engine

@@ -12,7 +12,7 @@ SequentialEngine::SequentialEngine(const SequentialOptions& options)
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
-      model_facts_(engine::model_facts(model_.file())),
+      model_facts_(engine::model_facts(model_.file(), model::kv_type_name(model_.config().kv_type))),
       context_size_(model_.set_context(context_size_for(options.context_size, model_.config().n_ctx_train))),
       cache_(model_.config(), context_size_),
       queue_(options.queue_limit, 1),

@@ -130,7 +130,7 @@ TEST(ServeLifecycle, BatchFlagsAreHonouredOrRefused) {
   ServerProcess server("--model " + tiny + " -t 1 --parallel 2 --kv-memory 1M --step-tokens 16 --kv-type f16");
   const std::string log = server.log();
   // tiny-qwen3: 4 layers, 2 KV heads of 64: 2 KiB per position, 32 KiB per block of 16.
-  EXPECT_NE(log.find("KV cache: 32 blocks of 32768 bytes"), std::string::npos) << log;
+  EXPECT_NE(log.find("KV cache: 32 blocks of 32768 bytes (1.0 MiB, f16)"), std::string::npos) << log;
   EXPECT_EQ(metric(server, "nanoserve_kv_cache_capacity_bytes"), 1 << 20);
   EXPECT_EQ(metric(server, "nanoserve_kv_cache_blocks"), 32);
   auto c = server.client();
@@ -164,7 +164,7 @@ TEST(ServeLifecycle, AQ8_0KvCacheHoldsMorePositionsInTheSameMemory) {
   ServerProcess server("--model " + tiny + " -t 1 --parallel 2 --kv-memory 1M --step-tokens 16 --kv-type q8_0");
   const std::string log = server.log();
   // 4 layers x 2 KV heads x (K, V) x 68 bytes = 1088 bytes per position, 17408 per block of 16.
-  EXPECT_NE(log.find("KV cache: 60 blocks of 17408 bytes"), std::string::npos) << log;
+  EXPECT_NE(log.find("KV cache: 60 blocks of 17408 bytes (1.0 MiB, q8_0)"), std::string::npos) << log;
   EXPECT_EQ(metric(server, "nanoserve_kv_cache_blocks"), 60);
   auto c = server.client();
   const json request = {{"prompt", "hello"}, {"max_tokens", 600}, {"ignore_eos", true}};
