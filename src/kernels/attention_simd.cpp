@@ -129,6 +129,7 @@ void ScoresVector(const float* q, int h0, const TileT& tile, const uint8_t* next
   const DF df;
   const int N = static_cast<int>(hn::Lanes(df));
   const uint8_t* cursor = next_k;
+  const int64_t row_bytes = tile_bytes / head_dim;  // a dimension's share of the tile (once: no division per row)
   static_assert(kChains == 1 || kChains == 2);
   // Dimension d into chain d % kChains, in one loop: with the step as a helper taking a chain's
   // array by reference, GCC zeroed a stack copy of both arrays on every call (7% of a decode
@@ -139,7 +140,7 @@ void ScoresVector(const float* q, int h0, const TileT& tile, const uint8_t* next
   for (int j = 0; j < kOdd; ++j) acc1[j] = hn::Zero(df);
   typename TileT::Group group = tile.KeyGroup(0, t0);
   for (int d = 0; d < head_dim; ++d) {
-    if (next_k != nullptr) PrefetchUntil(next_k, (d + 1) * tile_bytes / head_dim, cursor);  // its share of d rows
+    if (next_k != nullptr) PrefetchUntil(next_k, (d + 1) * row_bytes, cursor);  // as far as its row d
     if (d % TileT::kGroup == 0 && d > 0) group = tile.KeyGroup(d, t0);
     const auto kd = tile.Key(d, t0, group);  // made float once for every head
     if constexpr (kChains == 2) {
