@@ -67,6 +67,12 @@ struct Tile<KvType::F16> {
   HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const { return Widen(x + p * head_dim + i); }
   float KeyAt(int d, int64_t t) const { return tensor::f16_to_f32(x[d * block_size + t]); }
   float ValueAt(int64_t p, int i) const { return tensor::f16_to_f32(x[p * head_dim + i]); }
+  // The tile as if its values began at `slot` (for Value and ValueAt only).
+  Tile ValuesFrom(int64_t slot) const {
+    Tile t = *this;
+    t.x += slot * head_dim;
+    return t;
+  }
   static HWY_INLINE hn::Vec<DF> Widen(const uint16_t* at) {
     return hn::PromoteTo(DF(), hn::LoadU(DH(), reinterpret_cast<const hwy::float16_t*>(at)));
   }
@@ -100,6 +106,13 @@ struct Tile<KvType::Q8_0> {
   }
   float ValueAt(int64_t p, int i) const { return static_cast<float>(x[p * head_dim + i]) * ValueScale(p, i); }
   float ValueScale(int64_t p, int i) const { return tensor::f16_to_f32(scales[p * (head_dim / kGroup) + i / kGroup]); }
+  // The tile as if its values began at `slot` (for Value and ValueAt only).
+  Tile ValuesFrom(int64_t slot) const {
+    Tile t = *this;
+    t.x += slot * head_dim;
+    t.scales += slot * (head_dim / kGroup);
+    return t;
+  }
   static HWY_INLINE hn::Vec<DF> Levels(const int8_t* at) {
     return hn::ConvertTo(DF(), hn::PromoteTo(hn::Rebind<int32_t, DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), at)));
   }
@@ -225,6 +238,7 @@ void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, i
 template <int NH, class TileT>
 void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t* next_v, int64_t tile_bytes,
                  int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
+  const TileT values = tile.ValuesFrom(slot);  // a copy of its own, kept in registers
   // The next block's tile (full, as every block before the last is), its share of a position
   // at a time in the first pass over the positions.
   const uint8_t* cursor = next_v;
@@ -245,8 +259,8 @@ void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t*
     }
     for (int64_t p = 0; p < count; ++p) {
       if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);  // as far as its row p
-      const auto vv = tile.Value(slot + p, i);  // made float once for every head
-      const auto vv2 = tile.Value(slot + p, i + N);
+      const auto vv = values.Value(p, i);  // made float once for every head
+      const auto vv2 = values.Value(p, i + N);
       for (int j = 0; j < NH; ++j) {
         const auto wj = hn::Set(df, w[(h0 + j) * w_stride + p]);
         acc[j] = hn::MulAdd(wj, vv, acc[j]);
@@ -264,7 +278,7 @@ void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t*
     for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
       if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);
-      const auto vv = tile.Value(slot + p, i);  // made float once for every head
+      const auto vv = values.Value(p, i);  // made float once for every head
       for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * w_stride + p]), vv, acc[j]);
     }
     for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
@@ -272,7 +286,7 @@ void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t*
   for (int64_t p = 0; p < count; ++p)
     for (int j = 0; j < NH; ++j)
       for (int i = vec_end; i < head_dim; ++i)
-        out[(h0 + j) * head_dim + i] += w[(h0 + j) * w_stride + p] * tile.ValueAt(slot + p, i);
+        out[(h0 + j) * head_dim + i] += w[(h0 + j) * w_stride + p] * values.ValueAt(p, i);
 }
 
 // RunValues with the head count nh (1 to kValueHeads) as a template argument, so that the
