@@ -97,7 +97,7 @@ struct Tile<KvType::Q8_0> {
   HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const {
     // The scale widened by the vector unit (F16C where there is one), not in software.
     const hn::CappedTag<float, 1> d1;
-    const auto* scale = reinterpret_cast<const hwy::float16_t*>(scales + p * (head_dim / kGroup) + i / kGroup);
+    const auto* scale = reinterpret_cast<const hwy::float16_t*>(ValueScaleAt(p, i));
     const float widened = hn::GetLane(hn::PromoteTo(d1, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(d1)>(), scale)));
     return hn::Mul(Levels(x + p * head_dim + i), hn::Set(DF(), widened));
   }
@@ -105,7 +105,8 @@ struct Tile<KvType::Q8_0> {
     return static_cast<float>(x[d * block_size + t]) * tensor::f16_to_f32(scales[d / kGroup * block_size + t]);
   }
   float ValueAt(int64_t p, int i) const { return static_cast<float>(x[p * head_dim + i]) * ValueScale(p, i); }
-  float ValueScale(int64_t p, int i) const { return tensor::f16_to_f32(scales[p * (head_dim / kGroup) + i / kGroup]); }
+  float ValueScale(int64_t p, int i) const { return tensor::f16_to_f32(*ValueScaleAt(p, i)); }
+  const uint16_t* ValueScaleAt(int64_t p, int i) const { return scales + p * (head_dim / kGroup) + i / kGroup; }
   // The tile as if its values began at `slot` (for Value and ValueAt only).
   Tile ValuesFrom(int64_t slot) const {
     Tile t = *this;

@@ -21,6 +21,8 @@ KvTiles::KvTiles(int n_layer, int64_t n_head_kv, int64_t head_dim, int64_t block
   if (type_ == kernels::KvType::Q8_0 && head_dim_ % kernels::kKvQ8Block != 0)
     throw std::invalid_argument("KV cache: a q8_0 cache needs a head dimension that is a multiple of 32, not " +
                                 std::to_string(head_dim_));
+  if (type_ == kernels::KvType::Q8_0 && head_dim_ > kMaxQ8HeadDim)
+    throw std::invalid_argument("KV cache: a q8_0 cache takes head dimensions up to " + std::to_string(kMaxQ8HeadDim));
   const int64_t groups = (n_blocks_ + kMaxGroupBlocks - 1) / kMaxGroupBlocks;
   group_blocks_ = (n_blocks_ + groups - 1) / groups;
   // mmap takes no empty mapping: a pool of no layers (every layer elsewhere) still maps a byte.
@@ -70,12 +72,10 @@ void KvTiles::store_f16(uint8_t* k_tile, uint8_t* v_tile, int64_t slot, const fl
 // Quantized as llama.cpp's CPU backend stores a q8_0 cache (its x86 quantize_row_q8_0, which
 // kernels::quantize_q8_block32 reproduces), then spread into the tiles.
 void KvTiles::store_q8_0(uint8_t* k_tile, uint8_t* v_tile, int64_t slot, const float* k, const float* v) const {
-  constexpr int kMaxDim = 512;
-  if (head_dim_ > kMaxDim) throw std::invalid_argument("KV cache: a q8_0 cache takes head dimensions up to 512");
-  constexpr int kMaxBlocks = kMaxDim / kernels::kKvQ8Block;
+  constexpr int kMaxBlocks = kMaxQ8HeadDim / kernels::kKvQ8Block;
   const int64_t n_blocks = head_dim_ / kernels::kKvQ8Block;
-  int8_t levels[kMaxDim];
-  uint8_t unsigned_levels[kMaxDim];
+  int8_t levels[kMaxQ8HeadDim];
+  uint8_t unsigned_levels[kMaxQ8HeadDim];
   float scales[kMaxBlocks], sums[kMaxBlocks];
   int32_t minus_128_sums[kMaxBlocks];
   kernels::quantize_q8_block32(k, head_dim_, levels, scales, sums, unsigned_levels, minus_128_sums);

@@ -37,6 +37,7 @@ namespace nanoserve::model {
 class KvTiles {
  public:
   static constexpr int64_t kMaxGroupBlocks = 64;
+  static constexpr int kMaxQ8HeadDim = 512;  // a q8_0 position's head is quantized on the stack
 
   KvTiles(int n_layer, int64_t n_head_kv, int64_t head_dim, int64_t block_size, int64_t n_blocks,
           kernels::KvType type = kernels::KvType::F16);
