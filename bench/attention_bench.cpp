@@ -80,9 +80,12 @@ void BM_DecodeStepAttention(benchmark::State& state) {
 BENCHMARK(BM_DecodeStepAttention)
     ->Args({350, 1, 0})
     ->Args({350, 0, 0})
+    ->Args({350, 0, 1})
     ->Args({2000, 1, 0})
     ->Args({350, 1, 1})
     ->Args({2000, 1, 1})
+    ->Args({16000, 1, 0})
+    ->Args({16000, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -20,10 +20,17 @@ namespace nanoserve::kernels {
 //   element d * block_size + t of the tile, so that scores against a block's positions are
 //   vector multiply-adds, one position a lane, with no sums across lanes;
 // - values as rows: slot t's values at element t * head_dim.
-// F16 tiles are those elements. A Q8_0 tile is the levels as bytes in the same places, then the
-// scales (F16): a key tile's head_dim / 32 rows of block_size (the scale of dimensions [32g,
-// 32g + 32) of slot t at g * block_size + t), a value tile's block_size rows of head_dim / 32
-// (slot t's at t * head_dim / 32 + g); a tile's levels take head_dim * block_size bytes.
+// F16 tiles are those elements. A Q8_0 tile is bytes of levels, then the scales (F16):
+// - a key tile's levels as unsigned bytes (level + 128), four dimensions of a slot together,
+//   rows of block_size such fours: dimension d of slot t at byte (d / 4 * block_size + t) * 4 +
+//   d % 4 (kv_q8_key_byte), so that a 32-bit lane holds four dimensions of one position and the
+//   CPU's byte dot products (AVX-512 VNNI's vpdpbusd: unsigned times signed bytes, four a lane)
+//   sum them; then head_dim / 32 rows of block_size scales (the scale of dimensions [32g, 32g +
+//   32) of slot t at g * block_size + t);
+// - a value tile's levels as signed bytes where the F16 values are (t * head_dim + i), then
+//   scales as a key tile's: head_dim / 32 rows of block_size (slot t's of block g at g *
+//   block_size + t), so that a kernel scales a block's weights by them as vectors.
+// A tile's levels take head_dim * block_size bytes.
 struct KvView {
   const uint8_t* k;
   const uint8_t* v;
@@ -43,6 +50,17 @@ inline const uint16_t* kv_q8_scales(const uint8_t* tile, int64_t head_dim, int64
 inline uint16_t* kv_q8_scales(uint8_t* tile, int64_t head_dim, int64_t block_size) {
   return reinterpret_cast<uint16_t*>(tile + head_dim * block_size);
 }
+
+// Where dimension d of slot t lies among a Q8_0 key tile's levels (see KvView).
+inline int64_t kv_q8_key_byte(int64_t d, int64_t slot, int64_t block_size) {
+  return (d / 4 * block_size + slot) * 4 + d % 4;
+}
+
+// Stores one KV head's key and value (head_dim floats each) at `slot` of a block's key and value
+// tiles, in the cache's type: rounded to F16, or quantized to Q8_0 as llama.cpp's CPU backend
+// stores a q8_0 cache (its x86 quantize_row_q8_0, which quantize_q8_block32 reproduces).
+void kv_store(KvType type, uint8_t* k_tile, uint8_t* v_tile, int64_t slot, const float* k, const float* v,
+              int64_t head_dim, int64_t block_size);
 
 // Dimension d of the key at `slot` of a block's key tile, and value i of the one at `slot` of a
 // value tile, as floats: the values the kernels compute with.
@@ -93,8 +111,12 @@ void for_each_kv_run(const KvView& kv, int64_t from, int64_t n_kv, Run&& run) {
 // weighted sum of the values, one division at the end. The heads of a pass share each read of
 // the cache (a key dimension's row of a block, a position's values), also across rows; a
 // head's result does not depend on the rows beside it (a verify row's equals a decode row's,
-// bit for bit). From a Q8_0 cache, each key's and value's level times its scale, in float (the
-// query is not quantized). scores needs room for n_rows * heads_per_row * (n_kv + n_rows - 1) floats.
+// bit for bit). From a Q8_0 cache, as llama.cpp's flash attention does: the query quantized to
+// Q8_0 too (quantize_q8_block32), a score the sum over blocks g of 32 dimensions of the exact
+// integer dot product of the levels times both scales (in order, each added by a fused
+// multiply-add: s = fma(dot_g, key_scale_g * query_scale_g, s)), times `scale`; a value's
+// level weighed by (softmax weight * its block's scale), in float. scores needs room for n_rows * heads_per_row * (n_kv +
+// n_rows - 1) floats.
 // window > 0 (sliding-window layers): a row sees only the last `window` of its positions, its
 // own included; the blocks wholly before the first row's window are not read (a windowed
 // cache has let go of them), the other positions outside a row's window weigh zero.
@@ -102,9 +124,9 @@ void for_each_kv_run(const KvView& kv, int64_t from, int64_t n_kv, Run&& run) {
 void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
                      int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0);
 
-// How many rows of heads_per_row heads share a pass of attention_heads over the cache on the
-// best target this CPU supports (1 where one row's heads fill it).
-int attention_rows_per_pass(int heads_per_row);
+// How many rows of heads_per_row heads share a pass of attention_heads over a cache of this
+// type on the best target this CPU supports (1 where one row's heads fill it).
+int attention_rows_per_pass(int heads_per_row, KvType type);
 
 // The same in scalar code, one head at a time (the reference the SIMD version is tested against).
 void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,

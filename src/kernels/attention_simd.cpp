@@ -1,7 +1,8 @@
 // attention_heads with Highway: each row of the cache (a key dimension's row of a block's
-// transposed key tile, a position's value row) is made float vectors once (F16 widened, Q8_0
-// levels times their scale) and used by every query head of the group; exponentials with
-// Highway's vector Exp. Same algorithm and order of steps as the reference, per head.
+// transposed F16 key tile, a position's value row) is made float vectors once (F16 widened,
+// Q8_0 levels times their scale) and used by every query head of the group; a Q8_0 cache's keys
+// are scored by integer dot products (q8_key_scores-inl.h); exponentials with Highway's vector
+// Exp. Same algorithm and order of steps as the reference, per head.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -13,6 +14,8 @@
 #include <cmath>
 
 #include "kernels/attention.h"
+#include "kernels/prefetch-inl.h"
+#include "kernels/q8_key_scores-inl.h"
 #include "tensor/fp16.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -37,33 +40,28 @@ constexpr int kValueHeads = 8;  // query heads whose weighted values share one p
 // prefetcher looks). Fetching 3-4 blocks ahead instead made no difference, with blocks apart
 // (the 1.7B shape's decode attention at 1050 positions, 300-360 µs a layer either way;
 // bench/attention_bench even) and in runs (0.5B after 512 positions, 1.7B after 1024).
-//
-// Asks for the lines of `tile` up to `until` (bytes from its start) that `*next` (a cursor
-// into it) has not reached yet.
-HWY_INLINE void PrefetchUntil(const uint8_t* tile, int64_t until, const uint8_t*& next) {
-  for (; next < tile + until; next += 64) hwy::Prefetch(next);
-}
+// (PrefetchUntil, prefetch-inl.h.)
 
 // A block's tile of keys or values as float vectors and floats, in the cache's type (KvView):
-// Key(d, t0, group) the lanes [t0, t0 + N) of key dimension d's row, where `group` is
-// KeyGroup(d0, t0) of the last d0 <= d that is a multiple of kGroup (a Q8_0 block's scales,
-// loaded once for its 32 rows); Value(p, i) position p's values [i, i + N) (i a multiple of N,
-// which divides 32: one Q8_0 scale covers them); KeyAt and ValueAt one at a time. A Q8_0 value
-// is level * scale in float, in vectors as in scalar code.
+// Key(d, t0) the lanes [t0, t0 + N) of key dimension d's row (F16; a Q8_0 cache's keys are
+// scored in q8_key_scores-inl.h); Value(p, i) position p's values [i, i + N) (i a multiple of
+// N, which divides 32: one Q8_0 scale covers them); KeyAt and ValueAt one at a time. What
+// multiplies a value: Weights<NH>(tile, w, stride, count).At(j, p, i), for the NH heads whose
+// softmax weights are w[j * stride + p] and positions p < count (at most kMaxCount a call).
+// A Q8_0 value is its level, and its scale is in the weight: (w * scale) * level, made once per
+// call for each head, position and block of 32, not once per vector of values.
 template <KvType kType>
 struct Tile;
 
 template <>
 struct Tile<KvType::F16> {
-  static constexpr int kGroup = 1 << 30;  // no scales: a group is the whole row
-  struct Group {};
+  static constexpr int64_t kMaxCount = INT64_MAX;
   const uint16_t* x;
   int64_t block_size;
   int head_dim;
   Tile(const uint8_t* tile, int64_t bs, int hd)
       : x(reinterpret_cast<const uint16_t*>(tile)), block_size(bs), head_dim(hd) {}
-  HWY_INLINE Group KeyGroup(int, int64_t) const { return {}; }
-  HWY_INLINE hn::Vec<DF> Key(int d, int64_t t0, Group) const { return Widen(x + d * block_size + t0); }
+  HWY_INLINE hn::Vec<DF> Key(int d, int64_t t0) const { return Widen(x + d * block_size + t0); }
   HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const { return Widen(x + p * head_dim + i); }
   float KeyAt(int d, int64_t t) const { return tensor::f16_to_f32(x[d * block_size + t]); }
   float ValueAt(int64_t p, int i) const { return tensor::f16_to_f32(x[p * head_dim + i]); }
@@ -73,6 +71,13 @@ struct Tile<KvType::F16> {
     t.x += slot * head_dim;
     return t;
   }
+  template <int NH>
+  struct Weights {
+    const float* w;
+    int64_t stride;
+    Weights(const Tile&, const float* weights, int64_t w_stride, int64_t) : w(weights), stride(w_stride) {}
+    HWY_INLINE float At(int j, int64_t p, int) const { return w[j * stride + p]; }
+  };
   static HWY_INLINE hn::Vec<DF> Widen(const uint16_t* at) {
     return hn::PromoteTo(DF(), hn::LoadU(DH(), reinterpret_cast<const hwy::float16_t*>(at)));
   }
@@ -81,42 +86,42 @@ struct Tile<KvType::F16> {
 template <>
 struct Tile<KvType::Q8_0> {
   static constexpr int kGroup = static_cast<int>(kKvQ8Block);
-  using Group = hn::Vec<DF>;  // the scales of a block's lanes
+  static constexpr int64_t kMaxCount = 16;  // positions whose scaled weights one call holds
   const int8_t* x;
-  const uint16_t* scales;
+  const uint16_t* scales;  // of the values of slot t in block of 32 g at g * block_size + t
   int64_t block_size;
   int head_dim;
   Tile(const uint8_t* tile, int64_t bs, int hd)
       : x(reinterpret_cast<const int8_t*>(tile)), scales(kv_q8_scales(tile, hd, bs)), block_size(bs), head_dim(hd) {}
-  HWY_INLINE Group KeyGroup(int d, int64_t t0) const {
-    return Tile<KvType::F16>::Widen(scales + d / kGroup * block_size + t0);
-  }
-  HWY_INLINE hn::Vec<DF> Key(int d, int64_t t0, Group scale) const {
-    return hn::Mul(Levels(x + d * block_size + t0), scale);
-  }
   HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const {
-    // The scale widened by the vector unit (F16C where there is one), not in software.
-    const hn::CappedTag<float, 1> d1;
-    const auto* scale = reinterpret_cast<const hwy::float16_t*>(ValueScaleAt(p, i));
-    const float widened = hn::GetLane(hn::PromoteTo(d1, hn::LoadU(hn::Rebind<hwy::float16_t, decltype(d1)>(), scale)));
-    return hn::Mul(Levels(x + p * head_dim + i), hn::Set(DF(), widened));
+    return hn::ConvertTo(DF(), hn::PromoteTo(hn::Rebind<int32_t, DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), x + p * head_dim + i)));
   }
-  float KeyAt(int d, int64_t t) const {
-    return static_cast<float>(x[d * block_size + t]) * tensor::f16_to_f32(scales[d / kGroup * block_size + t]);
-  }
-  float ValueAt(int64_t p, int i) const { return static_cast<float>(x[p * head_dim + i]) * ValueScale(p, i); }
-  float ValueScale(int64_t p, int i) const { return tensor::f16_to_f32(*ValueScaleAt(p, i)); }
-  const uint16_t* ValueScaleAt(int64_t p, int i) const { return scales + p * (head_dim / kGroup) + i / kGroup; }
-  // The tile as if its values began at `slot` (for Value and ValueAt only).
+  float ValueAt(int64_t p, int i) const { return static_cast<float>(x[p * head_dim + i]); }
+  // The tile as if its values began at `slot`.
   Tile ValuesFrom(int64_t slot) const {
     Tile t = *this;
     t.x += slot * head_dim;
-    t.scales += slot * (head_dim / kGroup);
+    t.scales += slot;
     return t;
   }
-  static HWY_INLINE hn::Vec<DF> Levels(const int8_t* at) {
-    return hn::ConvertTo(DF(), hn::PromoteTo(hn::Rebind<int32_t, DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), at)));
-  }
+  template <int NH>
+  struct Weights {
+    float scaled[NH][kKvQ8MaxHeadDim / kKvQ8Block][kMaxCount];  // head, block of 32, position
+    Weights(const Tile& tile, const float* w, int64_t stride, int64_t count) {
+      const DF df;
+      const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+      for (int j = 0; j < NH; ++j)
+        for (int g = 0; g < tile.head_dim / kGroup; ++g) {
+          const uint16_t* scale = tile.scales + g * tile.block_size;
+          int64_t p = 0;
+          for (; p + N <= count; p += N)
+            hn::StoreU(hn::Mul(hn::LoadU(df, w + j * stride + p), Tile<KvType::F16>::Widen(scale + p)), df,
+                       scaled[j][g] + p);
+          for (; p < count; ++p) scaled[j][g][p] = w[j * stride + p] * tensor::f16_to_f32(scale[p]);
+        }
+    }
+    HWY_INLINE float At(int j, int64_t p, int i) const { return scaled[j][i / kGroup][p]; }
+  };
 };
 
 // One position's score in scalar code, in the steps each lane of ScoresVector takes: the
@@ -152,11 +157,9 @@ void ScoresVector(const float* q, int h0, const TileT& tile, const uint8_t* next
   hn::Vec<DF> acc0[NH], acc1[kOdd];
   for (int j = 0; j < NH; ++j) acc0[j] = hn::Zero(df);
   for (int j = 0; j < kOdd; ++j) acc1[j] = hn::Zero(df);
-  typename TileT::Group group = tile.KeyGroup(0, t0);
   for (int d = 0; d < head_dim; ++d) {
     if (next_k != nullptr) PrefetchUntil(next_k, (d + 1) * row_bytes, cursor);  // as far as its row d
-    if (d % TileT::kGroup == 0 && d > 0) group = tile.KeyGroup(d, t0);
-    const auto kd = tile.Key(d, t0, group);  // made float once for every head
+    const auto kd = tile.Key(d, t0);  // made float once for every head
     if constexpr (kChains == 2) {
       if (d % 2 == 1) {
         for (int j = 0; j < NH; ++j) acc1[j] = hn::MulAdd(hn::Set(df, q[(h0 + j) * head_dim + d]), kd, acc1[j]);
@@ -196,12 +199,12 @@ void ScoresVectorOf(int nh, const float* q, int h0, const TileT& tile, const uin
 // scores for heads [h0, h0 + nh) (at most kScoreSums / kChains) and the positions of one block
 // (KvRun: its key tile, this KV head's). Positions past the last whole vector that fits in the
 // block's rows (only where a block is narrower than a vector) go one by one, in the same steps.
-template <int kChains, KvType kType>
+template <int kChains>
 void RunScores(const float* q, int h0, int nh, const KvView& head, const KvRun& run, int head_dim, int64_t stride,
                float scale, float* scores) {
   const int N = static_cast<int>(hn::Lanes(DF()));
-  const Tile<kType> tile(run.k, head.block_size, head_dim);
-  const int64_t tile_bytes = kv_tile_bytes(kType, head_dim, head.block_size);
+  const Tile<KvType::F16> tile(run.k, head.block_size, head_dim);
+  const int64_t tile_bytes = kv_tile_bytes(KvType::F16, head_dim, head.block_size);
   int64_t t0 = 0;
   for (; t0 < run.count && t0 + N <= head.block_size; t0 += N) {
     const int nt = static_cast<int>(std::min<int64_t>(N, run.count - t0));
@@ -217,7 +220,7 @@ void RunScores(const float* q, int h0, int nh, const KvView& head, const KvRun& 
 // Scores of every head over the positions its row sees from the block that holds `from` (and,
 // for the earlier rows of a pass, the few after: never read), in passes of kScoreSums / kChains
 // heads.
-template <int kChains, KvType kType>
+template <int kChains>
 void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, int head_dim, int64_t from,
             int64_t n_kv, float scale, int64_t stride, float* scores) {
   constexpr int kBatch = kScoreSums / kChains;
@@ -226,7 +229,7 @@ void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, i
     const int nh = std::min(kBatch, n_q - h0);
     const int64_t until = n_kv + (h0 + nh - 1) / heads_per_row;  // the pass's last row's positions
     for_each_kv_run(head, from, until, [&](const KvRun& run) {
-      RunScores<kChains, kType>(q, h0, nh, head, run, head_dim, stride, scale, scores);
+      RunScores<kChains>(q, h0, nh, head, run, head_dim, stride, scale, scores);
     });
   }
 }
@@ -235,19 +238,20 @@ void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, i
 // block's value tile (at position `first` of the sequence). Slice by slice of head_dim, the
 // heads' sums stay in registers over every position (the same steps, in the same order, as
 // adding into out position by position). next_v, when not null, is the next block's tile
-// (tile_bytes long).
+// (tile_bytes long), whose share of `fetched` positions earlier calls asked for.
 template <int NH, class TileT>
 void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t* next_v, int64_t tile_bytes,
-                 int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
+                 int64_t fetched, int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride,
+                 float* out) {
   const TileT values = tile.ValuesFrom(slot);  // a copy of its own, kept in registers
+  const typename TileT::template Weights<NH> weight(values, weights + h0 * w_stride + first, w_stride, count);
   // The next block's tile (full, as every block before the last is), its share of a position
   // at a time in the first pass over the positions.
-  const uint8_t* cursor = next_v;
   const int64_t row_bytes = tile_bytes / tile.block_size;
+  const uint8_t* cursor = next_v == nullptr ? nullptr : next_v + fetched * row_bytes;
   const DF df;
   const int N = static_cast<int>(hn::Lanes(df));
   const int vec_end = head_dim / N * N;
-  const float* w = weights + first;
   int i = 0;
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   // Two slices at once where 32 registers hold their sums: twice the independent chains, so
@@ -259,11 +263,11 @@ void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t*
       acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
     }
     for (int64_t p = 0; p < count; ++p) {
-      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);  // as far as its row p
+      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (fetched + p + 1) * row_bytes, cursor);  // its row p
       const auto vv = values.Value(p, i);  // made float once for every head
       const auto vv2 = values.Value(p, i + N);
       for (int j = 0; j < NH; ++j) {
-        const auto wj = hn::Set(df, w[(h0 + j) * w_stride + p]);
+        const auto wj = hn::Set(df, weight.At(j, p, i));
         acc[j] = hn::MulAdd(wj, vv, acc[j]);
         acc2[j] = hn::MulAdd(wj, vv2, acc2[j]);
       }
@@ -278,20 +282,20 @@ void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t*
     hn::Vec<DF> acc[NH];
     for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
-      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);
+      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (fetched + p + 1) * row_bytes, cursor);
       const auto vv = values.Value(p, i);  // made float once for every head
-      for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[(h0 + j) * w_stride + p]), vv, acc[j]);
+      for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, weight.At(j, p, i)), vv, acc[j]);
     }
     for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
   }
   for (int64_t p = 0; p < count; ++p)
     for (int j = 0; j < NH; ++j)
       for (int i = vec_end; i < head_dim; ++i)
-        out[(h0 + j) * head_dim + i] += w[(h0 + j) * w_stride + p] * values.ValueAt(p, i);
+        out[(h0 + j) * head_dim + i] += weight.At(j, p, i) * values.ValueAt(p, i);
 }
 
 // RunValues with the head count nh (1 to kValueHeads) as a template argument, so that the
-// sums stay in registers.
+// sums stay in registers; at most TileT::kMaxCount positions a call of RunValuesOf.
 template <int NH = 1, class TileT>
 void RunValues(const float* weights, int h0, int nh, const TileT& tile, const uint8_t* next_v, int64_t tile_bytes,
                int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
@@ -299,7 +303,9 @@ void RunValues(const float* weights, int h0, int nh, const TileT& tile, const ui
     if (nh > NH)
       return RunValues<NH + 1>(weights, h0, nh, tile, next_v, tile_bytes, slot, first, count, head_dim, w_stride, out);
   }
-  RunValuesOf<NH>(weights, h0, tile, next_v, tile_bytes, slot, first, count, head_dim, w_stride, out);
+  for (int64_t c = 0; c < count; c += TileT::kMaxCount)
+    RunValuesOf<NH>(weights, h0, tile, next_v, tile_bytes, c, slot + c, first + c,
+                    std::min(TileT::kMaxCount, count - c), head_dim, w_stride, out);
 }
 
 // Replaces scores[0, n) by exp(scores - max) and returns their sum.
@@ -335,10 +341,12 @@ void AttentionHeadsOf(const float* q, int n_rows, int heads_per_row, const KvVie
   // past it). Where a block is whole vectors, a lane of the softmax's sums takes the same
   // positions as from 0 plus zeros: skipping the blocks changes no bit.
   const int64_t lo = window_start(n_kv, window) / head.block_size * head.block_size;
-  if (ChainsFor(heads_per_row) == 2) {
-    Scores<2, kType>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
+  if constexpr (kType == KvType::Q8_0) {
+    q8k::Scores(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
+  } else if (ChainsFor(heads_per_row) == 2) {
+    Scores<2>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
   } else {
-    Scores<1, kType>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
+    Scores<1>(q, n_rows, heads_per_row, head, head_dim, lo, n_kv, scale, stride, scores);
   }
   // Positions before a row's window weigh exp(-inf) = 0 (Exp is 0 below its range).
   for (int h = 0; h < n_q; ++h)
@@ -383,8 +391,8 @@ void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView&
   AttentionHeadsOf<KvType::Q8_0>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out, window);
 }
 
-int RowsPerPass(int heads_per_row) {
-  const int heads = kScoreSums / ChainsFor(heads_per_row);
+int RowsPerPass(int heads_per_row, KvType type) {
+  const int heads = type == KvType::Q8_0 ? q8k::kHeads : kScoreSums / ChainsFor(heads_per_row);
   return std::max(1, heads / std::max(1, heads_per_row));
 }
 
@@ -398,7 +406,9 @@ namespace nanoserve::kernels {
 HWY_EXPORT(AttentionHeads);
 HWY_EXPORT(RowsPerPass);
 
-int attention_rows_per_pass(int heads_per_row) { return HWY_DYNAMIC_DISPATCH(RowsPerPass)(heads_per_row); }
+int attention_rows_per_pass(int heads_per_row, KvType type) {
+  return HWY_DYNAMIC_DISPATCH(RowsPerPass)(heads_per_row, type);
+}
 
 void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
                      int64_t n_kv, float scale, float* scores, float* out, int64_t window) {

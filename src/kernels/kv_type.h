@@ -15,6 +15,8 @@ namespace nanoserve::kernels {
 // stored, as ggml's quantize_row_q8_0 does). Q8_0 needs head_dim a multiple of 32.
 enum class KvType { F16, Q8_0 };
 inline constexpr int64_t kKvQ8Block = 32;
+// The largest head a Q8_0 cache takes: a head's key, value or query is quantized on the stack.
+inline constexpr int64_t kKvQ8MaxHeadDim = 512;
 
 // Bytes of one KV head's tile of keys (or values) for block_size positions.
 inline int64_t kv_tile_bytes(KvType type, int64_t head_dim, int64_t block_size) {

@@ -68,6 +68,13 @@ HWY_INLINE void PrefetchAhead(const uint8_t* p, const uint8_t* end) {
   for (size_t line = 0; line < kBytes; line += 64) __builtin_prefetch(far + line, 0, 1);
 }
 
+// Asks for the lines of `tile` up to `until` (bytes from its start) that `*next` (a cursor
+// into it) has not reached yet: the attention kernels fetch a KV block's tile line by line
+// while they work on the block before it.
+HWY_INLINE void PrefetchUntil(const uint8_t* tile, int64_t until, const uint8_t*& next) {
+  for (; next < tile + until; next += 64) hwy::Prefetch(next);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace nanoserve::kernels
 HWY_AFTER_NAMESPACE();

@@ -37,7 +37,6 @@ namespace nanoserve::model {
 class KvTiles {
  public:
   static constexpr int64_t kMaxGroupBlocks = 64;
-  static constexpr int kMaxQ8HeadDim = 512;  // a q8_0 position's head is quantized on the stack
 
   KvTiles(int n_layer, int64_t n_head_kv, int64_t head_dim, int64_t block_size, int64_t n_blocks,
           kernels::KvType type = kernels::KvType::F16);
@@ -65,9 +64,6 @@ class KvTiles {
   // Calls f(k_tile, v_tile) for each layer and KV head of `block`, in that order.
   template <class F>
   void for_each_tile(int32_t block, F f) const;
-  // One KV head's key and value (head_dim floats each) into slot `slot` of its tiles.
-  void store_f16(uint8_t* k_tile, uint8_t* v_tile, int64_t slot, const float* k, const float* v) const;
-  void store_q8_0(uint8_t* k_tile, uint8_t* v_tile, int64_t slot, const float* k, const float* v) const;
   uint8_t* k_data() const { return reinterpret_cast<uint8_t*>(k_->data()); }
   uint8_t* v_data() const { return reinterpret_cast<uint8_t*>(v_->data()); }
 

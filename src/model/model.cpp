@@ -123,7 +123,7 @@ Model::Workspace::Workspace(const ModelConfig& c)
       router(c.n_expert), expert_in(c.n_embd),
       expert_out(c.n_embd), expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert),
       expert_acts(c.n_expert), hidden_acts(c.n_expert),
-      group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group))) {}
+      group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group), c.kv_type)) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
   for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate, &ws_.up, &ws_.rope_cos,

@@ -9,12 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/activations.h"
 #include "kernels/attention.h"
 #include "kernels/every_target.h"
 #include "kernels/random_floats.h"
-#include "tensor/blocks.h"
 #include "tensor/fp16.h"
-#include "tensor/quant.h"
 
 namespace nanoserve::kernels {
 namespace {
@@ -24,8 +23,7 @@ namespace {
 // block i of the sequence at pool block order[i], in groups of two blocks; in a group, each KV
 // head's tiles in a run of their own, with a gap after every tile, run and group. Every byte no
 // position fills is 0xFF (an F16 NaN; in a Q8_0 tile, a NaN scale), so a kernel that lets one
-// into a result fails. A Q8_0 position is quantized block by block of 32 as the cache does it
-// (tensor::quantize_row); `values` then holds what it decodes to.
+// into a result fails. Each position stored as the cache stores it (kv_store).
 struct PagedKv {
   std::vector<uint8_t> k, v;
   std::vector<int32_t> blocks;
@@ -44,45 +42,28 @@ struct PagedKv {
     view = {k.data(), v.data(), blocks.data(), block_size, block_stride, head_stride, group_blocks, group_stride, type};
     for (int64_t p = 0; p < n_kv; ++p) {
       const int64_t block = kv_block_offset(view, blocks[p / block_size]), slot = p % block_size;
-      for (int64_t h = 0; h < stride / head_dim; ++h) {
-        uint8_t* k_tile = k.data() + block + h * head_stride;
-        uint8_t* v_tile = v.data() + block + h * head_stride;
-        const float* key = kf.data() + p * stride + h * head_dim;
-        const float* value = vf.data() + p * stride + h * head_dim;
-        if (type == KvType::F16) {
-          for (int64_t i = 0; i < head_dim; ++i) {
-            reinterpret_cast<uint16_t*>(k_tile)[i * block_size + slot] = tensor::f32_to_f16(key[i]);
-            reinterpret_cast<uint16_t*>(v_tile)[slot * head_dim + i] = tensor::f32_to_f16(value[i]);
-          }
-          continue;
-        }
-        const int64_t n_blocks = head_dim / kKvQ8Block;
-        std::vector<tensor::BlockQ8_0> kq(n_blocks), vq(n_blocks);
-        tensor::quantize_row(tensor::TensorType::Q8_0, key, kq.data(), head_dim);
-        tensor::quantize_row(tensor::TensorType::Q8_0, value, vq.data(), head_dim);
-        for (int64_t i = 0; i < head_dim; ++i) {
-          k_tile[i * block_size + slot] = static_cast<uint8_t>(kq[i / kKvQ8Block].qs[i % kKvQ8Block]);
-          v_tile[slot * head_dim + i] = static_cast<uint8_t>(vq[i / kKvQ8Block].qs[i % kKvQ8Block]);
-        }
-        for (int64_t g = 0; g < n_blocks; ++g) {
-          kv_q8_scales(k_tile, head_dim, block_size)[g * block_size + slot] = kq[g].d;
-          kv_q8_scales(v_tile, head_dim, block_size)[slot * n_blocks + g] = vq[g].d;
-        }
-      }
+      for (int64_t h = 0; h < stride / head_dim; ++h)
+        kv_store(type, k.data() + block + h * head_stride, v.data() + block + h * head_stride, slot,
+                 kf.data() + p * stride + h * head_dim, vf.data() + p * stride + h * head_dim, head_dim, block_size);
     }
   }
 };
 
-// What a cache of this type holds for these floats: F16-rounded, or Q8_0-quantized and decoded.
+// What a cache of this type holds for these floats (and what a query becomes against it):
+// F16-rounded, or Q8_0-quantized as the cache quantizes (quantize_q8_block32) and decoded.
 std::vector<float> as_stored(std::vector<float> x, int64_t head_dim, KvType type) {
   if (type == KvType::F16) {
     for (auto& f : x) f = tensor::f16_to_f32(tensor::f32_to_f16(f));
     return x;
   }
-  std::vector<tensor::BlockQ8_0> q(head_dim / kKvQ8Block);
+  std::vector<int8_t> levels(head_dim);
+  std::vector<uint8_t> unsigned_levels(head_dim);
+  std::vector<float> scales(head_dim / kKvQ8Block), sums(head_dim / kKvQ8Block);
+  std::vector<int32_t> minus_128_sums(head_dim / kKvQ8Block);
   for (size_t row = 0; row < x.size(); row += head_dim) {
-    tensor::quantize_row(tensor::TensorType::Q8_0, x.data() + row, q.data(), head_dim);
-    tensor::dequantize_row(tensor::TensorType::Q8_0, q.data(), x.data() + row, head_dim);
+    quantize_q8_block32(x.data() + row, head_dim, levels.data(), scales.data(), sums.data(), unsigned_levels.data(),
+                        minus_128_sums.data());
+    for (int64_t i = 0; i < head_dim; ++i) x[row + i] = levels[i] * scales[i / kKvQ8Block];
   }
   return x;
 }
@@ -94,7 +75,8 @@ std::vector<int32_t> in_order(int64_t n_kv, int64_t block_size) {
 }
 
 // The reference over each type's cache: Q8_0 keys and values are their levels times their
-// block's scale.
+// block's scale, and the query is quantized to Q8_0 against Q8_0 keys (as llama.cpp's flash
+// attention does).
 TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
   for (KvType type : {KvType::F16, KvType::Q8_0}) {
     const int head_dim = 32, n_kv_heads = 2, n_kv = 23, block_size = 4;
@@ -102,10 +84,11 @@ TEST(Attention, ReferenceMatchesSoftmaxWeightedValues) {
     const auto k_in = random_floats(stride * n_kv, 4), v_in = random_floats(stride * n_kv, 5);
     const PagedKv kv(k_in, v_in, stride, head_dim, n_kv, block_size, {3, 0, 5, 1, 4, 2}, type);
     const auto kf = as_stored(k_in, head_dim, type), vf = as_stored(v_in, head_dim, type);  // what the cache holds
-    const auto q = random_floats(head_dim, 6);
+    const auto q_in = random_floats(head_dim, 6);
+    const auto q = type == KvType::Q8_0 ? as_stored(q_in, head_dim, type) : q_in;  // what the dot products take
     std::vector<float> scores(n_kv), out(head_dim);
     const float scale = 0.25f;
-    attention_heads_reference(q.data(), 1, 1, kv.view, 1, head_dim, n_kv, scale, scores.data(), out.data());
+    attention_heads_reference(q_in.data(), 1, 1, kv.view, 1, head_dim, n_kv, scale, scores.data(), out.data());
 
     std::vector<double> w(n_kv);
     double max = -1e30, sum = 0;

@@ -1,12 +1,14 @@
 // Perplexity of pycoder on Python it has not seen (data/task_queue.py), scored the way
 // llama-perplexity scores (chunks of 512 tokens, the second half of each chunk): low for
 // real Python, and nearly the same whatever the weight type, as llama.cpp measured on the
-// README's validation text (F32 = F16 = 12.0091, Q8_0 12.0093, Q4_K_M 12.0177).
+// README's validation text (F32 = F16 = 12.0091, Q8_0 12.0093, Q4_K_M 12.0177), with an F16 KV
+// cache; and a Q8_0 KV cache costs no more than Q8_0 weights do.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +20,9 @@
 namespace nanoserve::model {
 namespace {
 
-double perplexity(const std::string& type, const std::string& text) {
-  Model model(test::shared_path("models/pycoder/pycoder-" + type + ".gguf"), {.threads = 2});
+double perplexity(const std::string& type, const std::string& text,
+                  std::optional<kernels::KvType> kv_type = kernels::KvType::F16) {
+  Model model(test::shared_path("models/pycoder/pycoder-" + type + ".gguf"), {.threads = 2, .kv_type = kv_type});
   const auto tok = tokenizer::Tokenizer::from_gguf(model.file().metadata());
   const std::vector<int32_t> ids = tok.encode(text);
   constexpr int64_t kCtx = 512;
@@ -59,6 +62,17 @@ TEST(Pycoder, PerplexityOnUnseenPythonAgreesAcrossWeightTypes) {
   EXPECT_NEAR(f16 / f32, 1.0, 1e-4);
   EXPECT_NEAR(q8 / f32, 1.0, 2e-3);
   EXPECT_NEAR(q4 / f32, 1.0, 5e-3);
+}
+
+// A Q8_0 KV cache (keys, values and, against the keys, the queries quantized) changes the
+// perplexity no more than Q8_0 weights may (llama.cpp reports q8_0 K and V within a few 0.01% of F16's).
+TEST(Pycoder, AQ8_0KvCacheKeepsThePerplexity) {
+  const auto path = std::filesystem::path(__FILE__).parent_path() / "data" / "task_queue.py";
+  const std::string text = test::read_file(path.string());
+  const double f16_kv = perplexity("f32", text, kernels::KvType::F16);
+  const double q8_kv = perplexity("f32", text, kernels::KvType::Q8_0);
+  std::printf("[perplexity] task_queue.py, f32 weights: f16 KV %.4f q8_0 KV %.4f\n", f16_kv, q8_kv);
+  EXPECT_NEAR(q8_kv / f16_kv, 1.0, 2e-3);
 }
 
 }  // namespace
