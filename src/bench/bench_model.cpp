@@ -65,6 +65,12 @@ BenchModel inspect_model(const std::string& path) {
   m.n_layer = c.n_layer;
   m.kv_bytes_per_position = model::kv_bytes_per_position(c);
   m.kv_window_bytes = model::kv_bytes_for(c, c.sliding_window) - m.kv_bytes_per_position * c.sliding_window;
+  model::ModelConfig q8 = c;
+  q8.kv_type = model::KvType::Q8_0;
+  if (q8.supports_kv_type()) {
+    m.kv_q8_bytes_per_position = model::kv_bytes_per_position(q8);
+    m.kv_q8_window_bytes = model::kv_bytes_for(q8, q8.sliding_window) - m.kv_q8_bytes_per_position * q8.sliding_window;
+  }
   m.n_ctx_train = c.n_ctx_train;
   m.n_vocab = c.n_vocab;
   m.file_bytes = file.file_size();

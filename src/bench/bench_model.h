@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "model/config.h"
+
 namespace nanoserve::bench {
 
 struct BenchModel {
@@ -24,12 +26,18 @@ struct BenchModel {
   int64_t n_layer = 0, n_ctx_train = 0, n_vocab = 0;
   int64_t kv_bytes_per_position = 0;    // the KV cache's size per position (model::kv_bytes_per_position)
   int64_t kv_window_bytes = 0;          // its sliding-window layers' once full (model::kv_bytes_for)
+  // The same for a Q8_0 cache; 0 where the model cannot have one (a head size not a multiple of 32).
+  int64_t kv_q8_bytes_per_position = 0, kv_q8_window_bytes = 0;
   uint64_t file_bytes = 0;
   uint64_t weight_bytes_per_token = 0;  // every matrix once, as a decode step reads them
   std::vector<int32_t> silent_tokens;   // stream no text of their own (end inside a character)
   std::vector<int32_t> text_tokens;     // every other token (prompts are drawn from these)
-  // The KV cache of a sequence of n positions, once full (model::kv_bytes_for).
-  int64_t kv_bytes_for(int64_t n) const { return kv_bytes_per_position * n + kv_window_bytes; }
+  // The KV cache of a sequence of n positions, once full (model::kv_bytes_for), of this type.
+  int64_t kv_bytes_for(int64_t n, model::KvType type = model::KvType::F16) const {
+    if (type == model::KvType::Q8_0) return kv_q8_bytes_per_position * n + kv_q8_window_bytes;
+    return kv_bytes_per_position * n + kv_window_bytes;
+  }
+  bool has_kv_type(model::KvType type) const { return type == model::KvType::F16 || kv_q8_bytes_per_position > 0; }
 };
 
 // Reads the file's metadata, tokenizer and weight layout (maps it; no weights are read).

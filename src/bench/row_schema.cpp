@@ -51,6 +51,11 @@ const std::vector<Field> kStep = {{"rows", kInteger}, {"step_ms", kNumber}, {"ca
                                   {"context_tokens", kInteger}, {"weight_bytes_per_token", kInteger},
                                   {"matrix_elements", kInteger}};
 
+// Request fields that a phase's rows written before they existed lack: checked where present.
+const std::map<std::string, std::vector<Field>> kPhaseRequestLater = {
+    {"context", {{"kv_type", kString}}},  // before the q8_0 KV cache: f16
+};
+
 // What each phase adds to its request rows.
 const std::map<std::string, std::vector<Field>> kPhaseRequest = {
     {"context", {{"context_size", kInteger}, {"kv_cache_bytes", kInteger}, {"model_file_bytes", kInteger},
@@ -129,6 +134,8 @@ std::vector<std::string> schema_problems(const nlohmann::json& row) {
       problems.push_back("unknown phase '" + row["phase"].get<std::string>() + "'");
     else
       check(row, phase->second, problems);
+    if (const auto later = kPhaseRequestLater.find(row["phase"].get<std::string>()); later != kPhaseRequestLater.end())
+      check(row, later->second, problems, false);
     if (problems.empty()) check_arrivals(row, problems);
   } else if (kind == "step") {
     check(row, kStep, problems);

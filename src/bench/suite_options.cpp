@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "model/config.h"
+
 namespace nanoserve::bench {
 namespace {
 
@@ -28,6 +30,7 @@ SuiteOptions resolve_options(SuiteOptions o) {
   fill(o.repeats, 3, 3, q);
   fill(o.context_lengths, {128, 256, 512, 1024, 2048, 4096, 8192, 16384}, {128, 512, 1024}, q);
   fill(o.context_max_tokens, 64, 16, q);
+  fill(o.context_kv_types, {"f16", "q8_0"}, {"f16", "q8_0"}, q);
   fill(o.raw_pairs, 16, 4, q);
   fill(o.raw_prompt, 128, 64, q);
   fill(o.raw_max_tokens, 64, 32, q);
@@ -65,6 +68,7 @@ SuiteOptions resolve_options(SuiteOptions o) {
   require_positive(o.ready_timeout_s, "--ready-timeout");
   for (int n : o.context_lengths) require_positive(n, "--context-lengths");
   require_positive(o.context_max_tokens, "--context-max-tokens");
+  for (const auto& type : o.context_kv_types) model::parse_kv_type(type);  // throws, naming the choices
   require_positive(o.raw_pairs, "--raw-pairs");
   require_positive(o.raw_prompt, "--raw-prompt");
   require_positive(o.raw_max_tokens, "--raw-max-tokens");

@@ -28,9 +28,11 @@ struct SuiteOptions {
   int request_timeout_s = 1800;  // a 16k-token prefill on 2 busy cores can take 20 minutes
   int ready_timeout_s = 300;
 
-  // context: prompt lengths (capped by the model's context), tokens generated at each.
+  // context: prompt lengths (capped by the model's context), tokens generated at each, and
+  // the KV cache types each length runs with ("f16", "q8_0").
   std::vector<int> context_lengths;
   int context_max_tokens = 0;
+  std::vector<std::string> context_kv_types;
   // raw: ABBA pairs of (served, in-process) requests.
   int raw_pairs = 0, raw_prompt = 0, raw_max_tokens = 0;
   // overhead: requests to the mock engine (no token delay) and to the real one.

@@ -66,6 +66,8 @@ void add_suite(CLI::App& bench) {
   cmd->add_option("--context-lengths", o->context_lengths, "context: prompt lengths")
       ->delimiter(',')->check(kAtLeastOne);
   cmd->add_option("--context-max-tokens", o->context_max_tokens, "context: tokens generated per request")->check(kAtLeastOne);
+  cmd->add_option("--context-kv-types", o->context_kv_types, "context: KV cache types, each a server per length (default f16,q8_0)")
+      ->delimiter(',');
   cmd->add_option("--raw-pairs", o->raw_pairs, "raw: ABBA pairs")->check(kAtLeastOne);
   cmd->add_option("--raw-prompt", o->raw_prompt, "raw: prompt tokens")->check(kAtLeastOne);
   cmd->add_option("--raw-max-tokens", o->raw_max_tokens, "raw: tokens generated")->check(kAtLeastOne);

@@ -51,7 +51,7 @@ void ModelConfig::validate() const {
   if (!(rope_attn_factor > 0)) fail("rope.scaling.attn_factor must be > 0");
   if (!(rope_freq_scale > 0)) fail("rope.scaling.factor must be > 0");
   if (features().swa_pattern > 0 && sliding_window == 0) fail("attention.sliding_window must be > 0");
-  if (kv_type == kernels::KvType::Q8_0 && head_dim % kernels::kKvQ8Block != 0)
+  if (!supports_kv_type())
     fail("a q8_0 KV cache needs a head dimension that is a multiple of 32; this model's is " +
          std::to_string(head_dim) + " (use --kv-type f16)");
   if (features().moe && (n_expert == 0 || n_expert_used == 0 || n_expert_used > n_expert || n_ff_expert == 0))

@@ -64,6 +64,7 @@ ArchFeatures arch_features(const std::string& arch);
 // The KV cache's types, for the rooms above that choose one (kernels/kv_type.h).
 using kernels::KvType;
 using kernels::kv_type_name;
+using kernels::parse_kv_type;
 using kernels::parse_optional_kv_type;
 
 struct ModelConfig {
@@ -120,6 +121,8 @@ struct ModelConfig {
   }
   // Throws std::invalid_argument naming the first field that makes no sense.
   void validate() const;
+  // Whether this shape can have a cache of kv_type (Q8_0: a head size that is a multiple of 32).
+  bool supports_kv_type() const { return kv_type == KvType::F16 || head_dim % kernels::kKvQ8Block == 0; }
 };
 
 // The hyperparameters of a GGUF model, from its metadata ("{arch}.block_count", ...) and

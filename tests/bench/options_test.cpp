@@ -48,6 +48,7 @@ TEST(SuiteOptions, QuickIsASmallerSweep) {
   EXPECT_LT(quick.raw_pairs, full.raw_pairs);
   EXPECT_LT(quick.context_lengths.size(), full.context_lengths.size());
   EXPECT_EQ(full.context_lengths.back(), 16384);
+  EXPECT_EQ(full.context_kv_types, (std::vector<std::string>{"f16", "q8_0"}));  // both caches, side by side
   EXPECT_EQ(full.streams, 8);
   EXPECT_EQ(full.concurrency_engines, (std::vector<std::string>{"sequential", "batch"}));
   EXPECT_LT(quick.models.size(), full.models.size());
@@ -86,6 +87,9 @@ TEST(SuiteOptions, GivenSizesWinAndAreChecked) {
   bad = {};
   bad.context_lengths = {128, -1};
   rejects(bad, "--context-lengths");
+  bad = {};
+  bad.context_kv_types = {"f16", "q4_0"};
+  rejects(bad, "q8_0");  // the message names the types there are
   bad = {};
   bad.models = {"qwen3-0.6b"};
   rejects(bad, "preset:type");

@@ -4,6 +4,7 @@
 
 #include "bench/markdown.h"
 #include "bench/readme_splice.h"
+#include "bench/report_sections.h"
 
 namespace nanoserve::bench {
 namespace {
@@ -42,6 +43,37 @@ TEST(ReadmeSplice, MissingOrRepeatedMarkersAreErrors) {
   EXPECT_THROW(splice_between_markers(begin + "\n", "x"), std::runtime_error);
   EXPECT_THROW(splice_between_markers(end + "\n" + begin + "\n", "x"), std::runtime_error);
   EXPECT_THROW(splice_between_markers(begin + end + begin + end, "x"), std::runtime_error);
+}
+
+// A context row as the suite writes one (the fields the section reads); kv_type "" leaves the
+// field out, as rows written before the q8_0 cache did.
+Row context_row(int prompt, const std::string& kv_type, double kv_bytes, double peak, double decode) {
+  Row r = {{"model_file", "m.gguf"}, {"threads", 2}, {"prompt_tokens", prompt}, {"max_tokens", 16},
+           {"client_ttft_ms", 100.0}, {"engine_ttft_ms", 99.0}, {"engine_prefill_tok_s", 500.0},
+           {"client_decode_tok_s", decode}, {"engine_decode_tok_s", decode}, {"gap_p50_ms", 10.0},
+           {"gap_p99_ms", 12.0}, {"peak_memory_bytes", peak}, {"context_size", prompt + 16},
+           {"kv_cache_bytes", kv_bytes}, {"model_file_bytes", 5e8}};
+  if (!kv_type.empty()) r["kv_type"] = kv_type;
+  return r;
+}
+
+// Each prompt length has a row per KV cache type, and a table sets q8_0's figures against
+// F16's: the formula's bytes, peak memory, decode rate; rows without a type are F16's.
+TEST(ContextSection, ShowsEachKvTypeAndTheQ8_0CacheAgainstF16) {
+  SuiteRows rows;
+  auto& requests = rows.phases["context"].requests;
+  requests = {context_row(512, "", 6.4e6, 6.0e8, 80.0), context_row(512, "q8_0", 3.4e6, 5.9e8, 84.0),
+              context_row(4096, "f16", 51.2e6, 6.5e8, 60.0), context_row(4096, "q8_0", 27.2e6, 6.2e8, 75.0)};
+  const Section s = context_section(rows);
+  EXPECT_NE(s.markdown.find("| 512 | f16 |"), std::string::npos) << s.markdown;
+  EXPECT_NE(s.markdown.find("| 4096 | q8_0 |"), std::string::npos) << s.markdown;
+  // 27.2 / 51.2 of the formula, 30 MB less at the peak, decode 75 / 60.
+  EXPECT_NE(s.markdown.find("| 4096 | 0.531 | -30 | 1.00× | 1.25× |"), std::string::npos) << s.markdown;
+  ASSERT_EQ(s.charts.size(), 3u);
+  for (const Chart& c : s.charts) EXPECT_NE(c.script.find("q8_0 KV"), std::string::npos) << c.file;
+  bool found = false;
+  for (const auto& f : s.findings) found = found || f.find("decode at 75.0 tok/s instead of 60.0 (1.25×)") != std::string::npos;
+  EXPECT_TRUE(found);
 }
 
 }  // namespace
