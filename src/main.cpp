@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   nanoserve::cli::add_logits_command(app);
   nanoserve::cli::add_run_command(app);
   nanoserve::cli::add_bench_engine_command(app);
+  nanoserve::cli::add_bench_kv_command(app);
   nanoserve::cli::add_bench_command(app);
   nanoserve::cli::add_template_command(app);
   nanoserve::cli::add_pull_commands(app);

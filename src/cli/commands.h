@@ -13,6 +13,8 @@ void add_serve_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_engine_command(CLI::App& app);
+// bench-kv: a q8_0 KV cache against an F16 one, side by side in one process.
+void add_bench_kv_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 // pull, list and rm: models from the Hugging Face Hub in the cache.

@@ -116,6 +116,24 @@ TEST(BenchEngineCommand, ProfileSaysWhereEachDecodeStepGoes) {
   EXPECT_NEAR(shares, 100.0, 0.6);
 }
 
+// bench-kv fills an F16 and a q8_0 cache with the same prompt and alternates decode steps
+// between them: both types' figures, the q8_0 cache's bytes 34/64 of F16's, and their ratios.
+TEST(BenchKvCommand, SetsTheQ8_0CacheBesideTheF16One) {
+  const CommandResult o =
+      run_binary("bench-kv -m " + test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " -p 300 -n 8 -t 1");
+  ASSERT_EQ(o.status, 0) << o.err;
+  double f16_mb = 0, q8_mb = 0;
+  for (const auto& [type, mb] : {std::pair<const char*, double*>{"f16   KV cache ", &f16_mb}, {"q8_0  KV cache ", &q8_mb}}) {
+    const size_t at = o.out.find(type);
+    ASSERT_NE(at, std::string::npos) << type << " missing in " << o.out;
+    std::istringstream(o.out.substr(at + std::strlen(type))) >> *mb;
+    EXPECT_NE(o.out.find("prefill 300 tokens", at), std::string::npos) << o.out;
+  }
+  EXPECT_NEAR(q8_mb / f16_mb, 34.0 / 64.0, 0.01) << o.out;
+  EXPECT_NE(o.out.find("q8_0/f16   prefill "), std::string::npos) << o.out;
+  EXPECT_NE(run_binary("bench-kv -m " + test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " -n 1").status, 0);
+}
+
 // NANOSERVE_SIMD caps the kernels' target: bench-engine says which ran; a target this CPU
 // does not run is refused before any command does anything.
 TEST(SimdCap, BenchEngineSaysWhichTargetRanAndAnUnknownOneIsRefused) {
