@@ -3,7 +3,8 @@
 // chunk by chunk, then decode steps alternate between them, in A B B A order from one pair of
 // steps to the next. This machine's memory bandwidth moves between states within seconds; run
 // by run, one type's figures could fall in a slow state and the other's in a fast one, but here
-// every pair of steps shares its state, and the per-pair ratios say how steady they were.
+// every pair of steps shares its state, and the per-pair ratios say how steady they were. A
+// warm-up first (a prompt chunk and a few steps on each side, on a cache of its own).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,13 +76,26 @@ void run_bench_kv(const BenchKvArgs& a) {
                                                       a.prompt + a.generate + model::KvCache::kDefaultBlockSize);
   }
   const model::ModelConfig& c = sides[0].model->config();
+  constexpr int64_t kChunk = 512;
   std::mt19937 rng(1234);
   std::vector<int32_t> prompt(a.prompt);
   for (auto& t : prompt) t = static_cast<int32_t>(rng() % c.n_vocab);
 
+  // Warm-up, on a cache of its own: the first forward passes touch the buffers they grow.
+  for (Side& s : sides) {
+    model::KvCache warm(s.model->config(), kChunk + 8 + model::KvCache::kDefaultBlockSize);
+    const int64_t n = std::min<int64_t>(a.prompt, kChunk);
+    s.batch.clear();
+    for (int64_t p = 0; p < n; ++p) s.batch.add(0, p, prompt[p], p == n - 1);
+    s.model->forward(s.batch, warm, s.logits);
+    for (int64_t p = n; p < n + 8; ++p) {  // and a few decode steps
+      s.batch.clear();
+      s.batch.add(0, p, prompt[0], true);
+      s.model->forward(s.batch, warm, s.logits);
+    }
+  }
   // Chunk k of the prompt, then step k of decode: on side order(k)[0] first, then order(k)[1].
   auto order = [](int k) { return (k / 2 + k) % 2 == 0 ? std::array<int, 2>{0, 1} : std::array<int, 2>{1, 0}; };
-  constexpr int64_t kChunk = 512;
   for (int64_t begin = 0, k = 0; begin < a.prompt; begin += kChunk, ++k)
     for (int i : order(static_cast<int>(k))) {
       Side& s = sides[i];
