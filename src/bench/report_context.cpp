@@ -206,7 +206,10 @@ Section context_section(const SuiteRows& rows) {
                            setup, points.front().rows.size(), phase.requests.front()["max_tokens"].get<int>()) +
                t.text() + "\n";
   const MarkdownTable by_type = kv_type_table(points);
-  if (!by_type.empty()) s.markdown += "A q8_0 KV cache against F16's, per prompt length:\n\n" + by_type.text() + "\n";
+  if (!by_type.empty()) s.markdown += "A q8_0 KV cache against F16's, per prompt length (each length's two servers run "
+                                      "one after the other, minutes apart, and the machine's speed moves between "
+                                      "them; `nanoserve bench-kv` alternates steps for ratios side by side):\n\n" +
+                                      by_type.text() + "\n";
   for (const Chart& c : s.charts) s.markdown += image_markdown(c);
 
   // The findings below follow one type of cache (the first by name: f16 where it ran).
