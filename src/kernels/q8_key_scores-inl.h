@@ -108,12 +108,12 @@ HWY_INLINE KeyFour LoadFour(const uint8_t* at) {
   const DU32 du;
   const auto lanes = hn::LoadU(du, reinterpret_cast<const uint32_t*>(at));
   const auto low = hn::Set(du, 0xff);
-  KeyFour key;
-  key.byte[0] = hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::And(lanes, low)));
-  key.byte[1] = hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::And(hn::ShiftRight<8>(lanes), low)));
-  key.byte[2] = hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::And(hn::ShiftRight<16>(lanes), low)));
-  key.byte[3] = hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::ShiftRight<24>(lanes)));
-  return key;
+  // Made whole (a KeyFour default-made first calls the vectors' constructors from one without
+  // the target's attributes, which GCC refuses for NEON).
+  return {{hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::And(lanes, low))),
+           hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::And(hn::ShiftRight<8>(lanes), low))),
+           hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::And(hn::ShiftRight<16>(lanes), low))),
+           hn::ConvertTo(DF(), hn::BitCast(DI32(), hn::ShiftRight<24>(lanes)))}};
 }
 HWY_INLINE Sum Start(const Query& q, int g) { return hn::Set(DF(), static_cast<float>(q.minus_128_sums[g])); }
 HWY_INLINE Sum Step(Sum acc, const KeyFour& key, const Query& q, int d) {
