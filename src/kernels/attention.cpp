@@ -11,32 +11,17 @@ namespace nanoserve::kernels {
 namespace {
 
 // A query head against a block's keys, one position at a time: the dot product in float from
-// an F16 cache; from a Q8_0 cache, the query quantized to Q8_0 and each block of 32 dimensions
-// an integer dot product of levels, times both scales (see attention_heads).
+// an F16 cache; from a Q8_0 cache, of the quantized query (see attention_heads).
 class KeyDots {
  public:
   KeyDots(const float* q, const KvView& kv, int head_dim) : q_(q), kv_(kv), head_dim_(head_dim) {
-    if (kv.type == KvType::F16) return;
-    float sums[kKvQ8MaxHeadDim / kKvQ8Block];
-    uint8_t unsigned_levels[kKvQ8MaxHeadDim];
-    int32_t minus_128_sums[kKvQ8MaxHeadDim / kKvQ8Block];
-    quantize_q8_block32(q, head_dim, levels_, scales_, sums, unsigned_levels, minus_128_sums);
+    if (kv.type == KvType::Q8_0) quantized_.quantize(q, head_dim);
   }
 
   float operator()(const uint8_t* k_tile, int64_t slot) const {
+    if (kv_.type == KvType::Q8_0) return kv_q8_key_dot(quantized_, k_tile, kv_.block_size, slot, head_dim_);
     float dot = 0.0f;
-    if (kv_.type == KvType::F16) {
-      for (int i = 0; i < head_dim_; ++i) dot += q_[i] * kv_key_at(kv_, k_tile, slot, i, head_dim_);
-      return dot;
-    }
-    const uint16_t* key_scales = kv_q8_scales(k_tile, head_dim_, kv_.block_size);
-    for (int g = 0; g < head_dim_ / kKvQ8Block; ++g) {
-      int32_t levels = 0;
-      for (int64_t i = g * kKvQ8Block; i < (g + 1) * kKvQ8Block; ++i)
-        levels += levels_[i] * (k_tile[kv_q8_key_byte(i, slot, kv_.block_size)] - 128);
-      const float key_scale = tensor::f16_to_f32(key_scales[g * kv_.block_size + slot]);
-      dot = std::fma(static_cast<float>(levels), key_scale * scales_[g], dot);
-    }
+    for (int i = 0; i < head_dim_; ++i) dot += q_[i] * kv_key_at(kv_, k_tile, slot, i, head_dim_);
     return dot;
   }
 
@@ -44,8 +29,7 @@ class KeyDots {
   const float* q_;
   const KvView& kv_;
   int head_dim_;
-  int8_t levels_[kKvQ8MaxHeadDim];
-  float scales_[kKvQ8MaxHeadDim / kKvQ8Block];
+  KvQ8Query quantized_;
 };
 
 void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
@@ -82,6 +66,24 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
 }
 
 }  // namespace
+
+void KvQ8Query::quantize(const float* q, int head_dim) {
+  float sums[kKvQ8MaxHeadDim / kKvQ8Block];
+  uint8_t unsigned_levels[kKvQ8MaxHeadDim];
+  quantize_q8_block32_simd(q, head_dim, levels, scales, sums, unsigned_levels, minus_128_sums);
+}
+
+float kv_q8_key_dot(const KvQ8Query& q, const uint8_t* tile, int64_t block_size, int64_t slot, int head_dim) {
+  const uint16_t* key_scales = kv_q8_scales(tile, head_dim, block_size);
+  float dot = 0.0f;
+  for (int g = 0; g < head_dim / kKvQ8Block; ++g) {
+    int32_t levels = 0;
+    for (int64_t d = g * kKvQ8Block; d < (g + 1) * kKvQ8Block; ++d)
+      levels += q.levels[d] * (tile[kv_q8_key_byte(d, slot, block_size)] - 128);
+    dot = std::fma(static_cast<float>(levels), tensor::f16_to_f32(key_scales[g * block_size + slot]) * q.scales[g], dot);
+  }
+  return dot;
+}
 
 float kv_key_at(const KvView& kv, const uint8_t* tile, int64_t slot, int d, int head_dim) {
   if (kv.type == KvType::F16) return tensor::f16_to_f32(reinterpret_cast<const uint16_t*>(tile)[d * kv.block_size + slot]);

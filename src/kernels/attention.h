@@ -62,6 +62,21 @@ inline int64_t kv_q8_key_byte(int64_t d, int64_t slot, int64_t block_size) {
 void kv_store(KvType type, uint8_t* k_tile, uint8_t* v_tile, int64_t slot, const float* k, const float* v,
               int64_t head_dim, int64_t block_size);
 
+// A query head quantized to Q8_0 as attention_heads quantizes it against a Q8_0 cache's keys
+// (quantize_q8_block32): its levels, block scales, and -128 × each block's level sum.
+struct KvQ8Query {
+  int8_t levels[kKvQ8MaxHeadDim];
+  float scales[kKvQ8MaxHeadDim / kKvQ8Block];
+  int32_t minus_128_sums[kKvQ8MaxHeadDim / kKvQ8Block];
+
+  void quantize(const float* q, int head_dim);
+};
+
+// A quantized query's dot product with the key at `slot` of a Q8_0 key tile, as attention_heads
+// defines it (per block of 32: the integer dot of the levels, times both scales, added by a
+// fused multiply-add), in scalar code.
+float kv_q8_key_dot(const KvQ8Query& q, const uint8_t* tile, int64_t block_size, int64_t slot, int head_dim);
+
 // Dimension d of the key at `slot` of a block's key tile, and value i of the one at `slot` of a
 // value tile, as floats: the values the kernels compute with.
 float kv_key_at(const KvView& kv, const uint8_t* tile, int64_t slot, int d, int head_dim);

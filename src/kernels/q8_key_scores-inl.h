@@ -18,11 +18,9 @@
 
 #include <hwy/highway.h>
 
-#include "kernels/activations.h"
 #include "kernels/attention.h"
 #include "kernels/prefetch-inl.h"
 #include "kernels/quant_dot_common-inl.h"
-#include "tensor/fp16.h"
 
 HWY_BEFORE_NAMESPACE();
 #if HWY_TARGET == HWY_AVX3_DL
@@ -41,25 +39,14 @@ using DU32 = hn::Rebind<uint32_t, DF>;
 // dimensions at hand) and a float one in registers, beside the keys' vectors.
 constexpr int kHeads = !HWY_ARCH_X86 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL ? 12 : 6;
 
-// One query head quantized as attention_heads says (quantize_q8_block32), with what each way of
-// summing below starts a block's sum from.
-struct Query {
-  int8_t levels[kKvQ8MaxHeadDim];
-  float scales[kKvQ8MaxHeadDim / kKvQ8Block];
-  int32_t minus_128_sums[kKvQ8MaxHeadDim / kKvQ8Block];  // -128 × the sum of a block's levels
+using Query = KvQ8Query;  // one query head, quantized (attention.h)
 
-  void Quantize(const float* q, int head_dim) {
-    float sums[kKvQ8MaxHeadDim / kKvQ8Block];
-    uint8_t unsigned_levels[kKvQ8MaxHeadDim];
-    quantize_q8_block32_simd(q, head_dim, levels, scales, sums, unsigned_levels, minus_128_sums);
-  }
-  // Levels [d, d + 4) as one 32-bit word (the four a key lane holds).
-  int32_t Four(int d) const {
-    int32_t four;
-    std::memcpy(&four, levels + d, sizeof four);
-    return four;
-  }
-};
+// A query's levels [d, d + 4) as one 32-bit word (the four a key lane holds).
+HWY_INLINE int32_t Four(const Query& q, int d) {
+  int32_t four;
+  std::memcpy(&four, q.levels + d, sizeof four);
+  return four;
+}
 
 // The integer dot products of a block of 32 dimensions, four dimensions a step, in one of three
 // ways, each exact, so that every target's sums are the same integers:
@@ -80,7 +67,7 @@ struct KeyFour {
 HWY_INLINE KeyFour LoadFour(const uint8_t* at) { return {hn::LoadU(hn::Repartition<uint8_t, DI32>(), at)}; }
 HWY_INLINE Sum Start(const Query& q, int g) { return hn::Set(DI32(), q.minus_128_sums[g]); }
 HWY_INLINE Sum Step(Sum acc, const KeyFour& key, const Query& q, int d) {
-  return qd::DotBytes(acc, key.bytes, hn::BitCast(hn::Repartition<int8_t, DI32>(), hn::Set(DI32(), q.Four(d))));
+  return qd::DotBytes(acc, key.bytes, hn::BitCast(hn::Repartition<int8_t, DI32>(), hn::Set(DI32(), Four(q, d))));
 }
 HWY_INLINE hn::Vec<DF> ToFloat(Sum acc) { return hn::ConvertTo(DF(), acc); }
 #elif HWY_TARGET == HWY_AVX2
@@ -94,7 +81,7 @@ HWY_INLINE KeyFour LoadFour(const uint8_t* at) {
 }
 HWY_INLINE Sum Start(const Query&, int) { return hn::Zero(DI32()); }
 HWY_INLINE Sum Step(Sum acc, const KeyFour& key, const Query& q, int d) {
-  const auto query = hn::BitCast(qd::DI8(), hn::Set(DI32(), q.Four(d)));
+  const auto query = hn::BitCast(qd::DI8(), hn::Set(DI32(), Four(q, d)));
   const auto pairs = qd::PairSums(hn::BitCast(qd::DU8(), hn::Abs(query)), qd::WithSignOf(key.levels, query));
   return hn::Add(acc, qd::WidenPairs(pairs));
 }
@@ -122,20 +109,6 @@ HWY_INLINE Sum Step(Sum acc, const KeyFour& key, const Query& q, int d) {
 }
 HWY_INLINE hn::Vec<DF> ToFloat(Sum acc) { return acc; }
 #endif
-
-// One position's score in scalar code (where a block is narrower than a vector), as the
-// reference computes it.
-inline float ScoreAt(const Query& q, const uint8_t* tile, int64_t block_size, int64_t t, int head_dim) {
-  const uint16_t* key_scales = kv_q8_scales(tile, head_dim, block_size);
-  float score = 0.0f;
-  for (int g = 0; g < head_dim / kKvQ8Block; ++g) {
-    int32_t dot = 0;
-    for (int d = g * kKvQ8Block; d < (g + 1) * kKvQ8Block; ++d)
-      dot += q.levels[d] * (tile[kv_q8_key_byte(d, t, block_size)] - 128);
-    score = std::fma(static_cast<float>(dot), tensor::f16_to_f32(key_scales[g * block_size + t]) * q.scales[g], score);
-  }
-  return score;
-}
 
 // scores[(h0 + j) * stride + first + t] = scale * (query j's score against slot t) for the NH
 // queries and the slots [t0, t0 + nt) of one block's key tile, one slot a lane. The vectors read
@@ -207,7 +180,7 @@ inline void Scores(const float* q, int n_rows, int heads_per_row, const KvView& 
   Query queries[kHeads];
   for (int h0 = 0; h0 < n_q; h0 += kHeads) {
     const int nh = std::min(kHeads, n_q - h0);
-    for (int j = 0; j < nh; ++j) queries[j].Quantize(q + (h0 + j) * head_dim, head_dim);
+    for (int j = 0; j < nh; ++j) queries[j].quantize(q + (h0 + j) * head_dim, head_dim);
     const int64_t until = n_kv + (h0 + nh - 1) / heads_per_row;  // the pass's last row's positions
     for_each_kv_run(head, from, until, [&](const KvRun& run) {
       int64_t t0 = 0;
@@ -218,7 +191,7 @@ inline void Scores(const float* q, int n_rows, int heads_per_row, const KvView& 
       }
       for (; t0 < run.count; ++t0)  // a block narrower than a vector: one by one
         for (int j = 0; j < nh; ++j)
-          scores[(h0 + j) * stride + run.first + t0] = ScoreAt(queries[j], run.k, head.block_size, t0, head_dim) * scale;
+          scores[(h0 + j) * stride + run.first + t0] = kv_q8_key_dot(queries[j], run.k, head.block_size, t0, head_dim) * scale;
     });
   }
 }
