@@ -32,6 +32,31 @@ class KeyDots {
   KvQ8Query quantized_;
 };
 
+// out += the weighted values of slots [from, to) of a Q8_0 value tile (one chunk of at most
+// kKvQ8Chunk slots), as attention_heads defines it: per block g of 32 dimensions, each weight
+// times its value's scale, quantized to an unsigned byte against the chunk's largest (the
+// chunk's scale = largest / 255), the exact integer sum of those levels times the value levels,
+// then out = fma(sum, chunk scale, out).
+void add_q8_chunk(const float* weights, const uint8_t* tile, int64_t block_size, int64_t from, int64_t to,
+                  int head_dim, float* out) {
+  const uint16_t* scales = kv_q8_scales(tile, head_dim, block_size);
+  for (int g = 0; g < head_dim / kKvQ8Block; ++g) {
+    float scaled[kKvQ8Chunk];
+    float largest = 0.0f;
+    for (int64_t t = from; t < to; ++t) {
+      scaled[t - from] = weights[t] * tensor::f16_to_f32(scales[g * block_size + t]);
+      largest = std::max(largest, scaled[t - from]);
+    }
+    const KvQ8WeightScale scale(largest);
+    for (int i = g * static_cast<int>(kKvQ8Block); i < (g + 1) * kKvQ8Block; ++i) {
+      int32_t dot = 0;
+      for (int64_t t = from; t < to; ++t)
+        dot += scale.level(scaled[t - from]) * static_cast<int8_t>(tile[kv_q8_value_byte(i, t, head_dim)]);
+      out[i] = std::fma(static_cast<float>(dot), scale.scale, out[i]);
+    }
+  }
+}
+
 void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
                               float* scores, float* out, int64_t window) {
   const int64_t start = window_start(n_kv, window);
@@ -47,19 +72,16 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
   std::fill(out, out + head_dim, 0.0f);
   double sum = 0.0;
   for_each_kv_run(head, start, n_kv, [&](const KvRun& run) {
+    float* weights = scores + run.first;
     for (int64_t p = 0; p < run.count; ++p) {
-      const float weight = std::exp(scores[run.first + p] - max);  // 0 before the window
-      sum += weight;
-      if (kv.type == KvType::F16) {
-        for (int i = 0; i < head_dim; ++i) out[i] += weight * kv_value_at(kv, run.v, p, i, head_dim);
-        continue;
-      }
-      // Q8_0: the weight times each block's scale, then times the levels (see attention_heads).
-      const auto* levels = reinterpret_cast<const int8_t*>(run.v) + p * head_dim;
-      const uint16_t* scales = kv_q8_scales(run.v, head_dim, kv.block_size) + p;
-      for (int i = 0; i < head_dim; ++i)
-        out[i] += weight * tensor::f16_to_f32(scales[i / kKvQ8Block * kv.block_size]) * static_cast<float>(levels[i]);
+      weights[p] = std::exp(weights[p] - max);  // 0 before the window
+      sum += weights[p];
+      if (kv.type == KvType::F16)
+        for (int i = 0; i < head_dim; ++i) out[i] += weights[p] * kv_value_at(kv, run.v, p, i, head_dim);
     }
+    if (kv.type == KvType::Q8_0)
+      for (int64_t slot = 0; slot < run.count; slot += kKvQ8Chunk)
+        add_q8_chunk(weights, run.v, kv.block_size, slot, std::min(run.count, slot + kKvQ8Chunk), head_dim, out);
   });
   const float inv = static_cast<float>(1.0 / sum);
   for (int i = 0; i < head_dim; ++i) out[i] *= inv;
@@ -92,10 +114,9 @@ float kv_key_at(const KvView& kv, const uint8_t* tile, int64_t slot, int d, int 
 }
 
 float kv_value_at(const KvView& kv, const uint8_t* tile, int64_t slot, int i, int head_dim) {
-  const int64_t at = slot * head_dim + i;
-  if (kv.type == KvType::F16) return tensor::f16_to_f32(reinterpret_cast<const uint16_t*>(tile)[at]);
+  if (kv.type == KvType::F16) return tensor::f16_to_f32(reinterpret_cast<const uint16_t*>(tile)[slot * head_dim + i]);
   const uint16_t scale = kv_q8_scales(tile, head_dim, kv.block_size)[i / kKvQ8Block * kv.block_size + slot];
-  return static_cast<float>(reinterpret_cast<const int8_t*>(tile)[at]) * tensor::f16_to_f32(scale);
+  return static_cast<float>(static_cast<int8_t>(tile[kv_q8_value_byte(i, slot, head_dim)])) * tensor::f16_to_f32(scale);
 }
 
 void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/kv_type.h"
@@ -27,10 +28,13 @@ namespace nanoserve::kernels {
 //   CPU's byte dot products (AVX-512 VNNI's vpdpbusd: unsigned times signed bytes, four a lane)
 //   sum them; then head_dim / 32 rows of block_size scales (the scale of dimensions [32g, 32g +
 //   32) of slot t at g * block_size + t);
-// - a value tile's levels as signed bytes where the F16 values are (t * head_dim + i), then
-//   scales as a key tile's: head_dim / 32 rows of block_size (slot t's of block g at g *
-//   block_size + t), so that a kernel scales a block's weights by them as vectors.
-// A tile's levels take head_dim * block_size bytes.
+// - a value tile's levels as signed bytes, four slots of a dimension together, rows of head_dim
+//   such fours: value i of slot t at byte (t / 4 * head_dim + i) * 4 + t % 4 (kv_q8_value_byte),
+//   so that a 32-bit lane holds one dimension of four positions and a byte dot product with four
+//   positions' weights (as unsigned bytes) sums them; then scales as a key tile's: head_dim / 32
+//   rows of block_size (slot t's of block g at g * block_size + t), so that a kernel scales a
+//   chunk's weights by them as vectors.
+// A tile's levels take kv_q8_level_bytes: head_dim bytes a slot, the slots rounded up to fours.
 struct KvView {
   const uint8_t* k;
   const uint8_t* v;
@@ -45,16 +49,29 @@ struct KvView {
 
 // Where a Q8_0 tile's scales start (see KvView): after its head_dim * block_size levels.
 inline const uint16_t* kv_q8_scales(const uint8_t* tile, int64_t head_dim, int64_t block_size) {
-  return reinterpret_cast<const uint16_t*>(tile + head_dim * block_size);
+  return reinterpret_cast<const uint16_t*>(tile + kv_q8_level_bytes(head_dim, block_size));
 }
 inline uint16_t* kv_q8_scales(uint8_t* tile, int64_t head_dim, int64_t block_size) {
-  return reinterpret_cast<uint16_t*>(tile + head_dim * block_size);
+  return reinterpret_cast<uint16_t*>(tile + kv_q8_level_bytes(head_dim, block_size));
 }
 
 // Where dimension d of slot t lies among a Q8_0 key tile's levels (see KvView).
 inline int64_t kv_q8_key_byte(int64_t d, int64_t slot, int64_t block_size) {
   return (d / 4 * block_size + slot) * 4 + d % 4;
 }
+
+// Where value i of slot t lies among a Q8_0 value tile's levels (see KvView).
+inline int64_t kv_q8_value_byte(int64_t i, int64_t slot, int64_t head_dim) {
+  return (slot / 4 * head_dim + i) * 4 + slot % 4;
+}
+
+// A chunk's weights (each times its value's scale) as unsigned bytes: level = round(x * 255 /
+// largest) to nearest even, scale = largest / 255 (largest 0: every level 0).
+struct KvQ8WeightScale {
+  float scale, inv;
+  explicit KvQ8WeightScale(float largest) : scale(largest / 255.0f), inv(largest > 0.0f ? 255.0f / largest : 0.0f) {}
+  int32_t level(float x) const { return static_cast<int32_t>(std::nearbyint(x * inv)); }
+};
 
 // Stores one KV head's key and value (head_dim floats each) at `slot` of a block's key and value
 // tiles, in the cache's type: rounded to F16, or quantized to Q8_0 as llama.cpp's CPU backend
@@ -129,8 +146,12 @@ void for_each_kv_run(const KvView& kv, int64_t from, int64_t n_kv, Run&& run) {
 // bit for bit). From a Q8_0 cache, as llama.cpp's flash attention does: the query quantized to
 // Q8_0 too (quantize_q8_block32), a score the sum over blocks g of 32 dimensions of the exact
 // integer dot product of the levels times both scales (in order, each added by a fused
-// multiply-add: s = fma(dot_g, key_scale_g * query_scale_g, s)), times `scale`; a value's
-// level weighed by (softmax weight * its block's scale), in float. scores needs room for n_rows * heads_per_row * (n_kv +
+// multiply-add: s = fma(dot_g, key_scale_g * query_scale_g, s)), times `scale`; the values
+// summed chunk by chunk of a block's slots (kKvQ8Chunk), per block of 32 dimensions: each
+// softmax weight times its value's scale, quantized to an unsigned byte against the chunk's
+// largest (KvQ8WeightScale; positions a row does not see weigh 0), the exact integer sum of
+// those levels times the value levels, added by out = fma(sum, chunk scale, out) — what the
+// CPU's byte dot products compute. scores needs room for n_rows * heads_per_row * (n_kv +
 // n_rows - 1) floats.
 // window > 0 (sliding-window layers): a row sees only the last `window` of its positions, its
 // own included; the blocks wholly before the first row's window are not read (a windowed

@@ -1,8 +1,8 @@
-// attention_heads with Highway: each row of the cache (a key dimension's row of a block's
-// transposed F16 key tile, a position's value row) is made float vectors once (F16 widened,
-// Q8_0 levels times their scale) and used by every query head of the group; a Q8_0 cache's keys
-// are scored by integer dot products (q8_key_scores-inl.h); exponentials with Highway's vector
-// Exp. Same algorithm and order of steps as the reference, per head.
+// attention_heads with Highway: each row of an F16 cache (a key dimension's row of a block's
+// transposed key tile, a position's value row) is made float vectors once and used by every
+// query head of the group; a Q8_0 cache's keys are scored and its values summed by integer dot
+// products (q8_key_scores-inl.h, q8_value_sums-inl.h); exponentials with Highway's vector Exp.
+// Same algorithm and order of steps as the reference, per head.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -16,6 +16,7 @@
 #include "kernels/attention.h"
 #include "kernels/prefetch-inl.h"
 #include "kernels/q8_key_scores-inl.h"
+#include "kernels/q8_value_sums-inl.h"
 #include "tensor/fp16.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -42,93 +43,30 @@ constexpr int kValueHeads = 8;  // query heads whose weighted values share one p
 // bench/attention_bench even) and in runs (0.5B after 512 positions, 1.7B after 1024).
 // (PrefetchUntil, prefetch-inl.h.)
 
-// A block's tile of keys or values as float vectors and floats, in the cache's type (KvView):
-// Key(d, t0) the lanes [t0, t0 + N) of key dimension d's row (F16; a Q8_0 cache's keys are
-// scored in q8_key_scores-inl.h); Value(p, i) position p's values [i, i + N) (i a multiple of
-// N, which divides 32: one Q8_0 scale covers them); KeyAt and ValueAt one at a time. What
-// multiplies a value: Weights<NH>(tile, w, stride, count).At(j, p, i), for the NH heads whose
-// softmax weights are w[j * stride + p] and positions p < count (at most kMaxCount a call).
-// A Q8_0 value is its level, and its scale is in the weight: (w * scale) * level, made once per
-// call for each head, position and block of 32, not once per vector of values.
-template <KvType kType>
-struct Tile;
-
-template <>
-struct Tile<KvType::F16> {
-  static constexpr int64_t kMaxCount = INT64_MAX;
+// A block's F16 tile of keys or values as float vectors and floats (KvView): Key(d, t0) the
+// lanes [t0, t0 + N) of key dimension d's row; Value(p, i) position p's values [i, i + N);
+// KeyAt and ValueAt one at a time. (A Q8_0 cache's keys are scored in q8_key_scores-inl.h, its
+// values summed in q8_value_sums-inl.h.)
+struct F16Tile {
   const uint16_t* x;
   int64_t block_size;
   int head_dim;
-  Tile(const uint8_t* tile, int64_t bs, int hd)
+  F16Tile(const uint8_t* tile, int64_t bs, int hd)
       : x(reinterpret_cast<const uint16_t*>(tile)), block_size(bs), head_dim(hd) {}
   HWY_INLINE hn::Vec<DF> Key(int d, int64_t t0) const { return Widen(x + d * block_size + t0); }
   HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const { return Widen(x + p * head_dim + i); }
   float KeyAt(int d, int64_t t) const { return tensor::f16_to_f32(x[d * block_size + t]); }
   float ValueAt(int64_t p, int i) const { return tensor::f16_to_f32(x[p * head_dim + i]); }
-  // The tile as if its values began at `slot` (for Value and ValueAt only).
-  Tile ValuesFrom(int64_t slot) const {
-    Tile t = *this;
-    t.x += slot * head_dim;
-    return t;
-  }
-  template <int NH>
-  struct Weights {
-    const float* w;
-    int64_t stride;
-    Weights(const Tile&, const float* weights, int64_t w_stride, int64_t) : w(weights), stride(w_stride) {}
-    HWY_INLINE float At(int j, int64_t p, int) const { return w[j * stride + p]; }
-  };
   static HWY_INLINE hn::Vec<DF> Widen(const uint16_t* at) {
     return hn::PromoteTo(DF(), hn::LoadU(DH(), reinterpret_cast<const hwy::float16_t*>(at)));
   }
 };
 
-template <>
-struct Tile<KvType::Q8_0> {
-  static constexpr int kGroup = static_cast<int>(kKvQ8Block);
-  static constexpr int64_t kMaxCount = 16;  // positions whose scaled weights one call holds
-  const int8_t* x;
-  const uint16_t* scales;  // of the values of slot t in block of 32 g at g * block_size + t
-  int64_t block_size;
-  int head_dim;
-  Tile(const uint8_t* tile, int64_t bs, int hd)
-      : x(reinterpret_cast<const int8_t*>(tile)), scales(kv_q8_scales(tile, hd, bs)), block_size(bs), head_dim(hd) {}
-  HWY_INLINE hn::Vec<DF> Value(int64_t p, int i) const {
-    return hn::ConvertTo(DF(), hn::PromoteTo(hn::Rebind<int32_t, DF>(), hn::LoadU(hn::Rebind<int8_t, DF>(), x + p * head_dim + i)));
-  }
-  float ValueAt(int64_t p, int i) const { return static_cast<float>(x[p * head_dim + i]); }
-  // The tile as if its values began at `slot`.
-  Tile ValuesFrom(int64_t slot) const {
-    Tile t = *this;
-    t.x += slot * head_dim;
-    t.scales += slot;
-    return t;
-  }
-  template <int NH>
-  struct Weights {
-    float scaled[NH][kKvQ8MaxHeadDim / kKvQ8Block][kMaxCount];  // head, block of 32, position
-    Weights(const Tile& tile, const float* w, int64_t stride, int64_t count) {
-      const DF df;
-      const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-      for (int j = 0; j < NH; ++j)
-        for (int g = 0; g < tile.head_dim / kGroup; ++g) {
-          const uint16_t* scale = tile.scales + g * tile.block_size;
-          int64_t p = 0;
-          for (; p + N <= count; p += N)
-            hn::StoreU(hn::Mul(hn::LoadU(df, w + j * stride + p), Tile<KvType::F16>::Widen(scale + p)), df,
-                       scaled[j][g] + p);
-          for (; p < count; ++p) scaled[j][g][p] = w[j * stride + p] * tensor::f16_to_f32(scale[p]);
-        }
-    }
-    HWY_INLINE float At(int j, int64_t p, int i) const { return scaled[j][i / kGroup][p]; }
-  };
-};
-
 // One position's score in scalar code, in the steps each lane of ScoresVector takes: the
 // dimensions' products summed in order, in kChains interleaved chains (chain c takes the
 // dimensions d with d % kChains == c) added at the end. t: the position's slot in the block.
-template <int kChains, class TileT>
-float ScoreOf(const float* q, const TileT& tile, int64_t t, int head_dim) {
+template <int kChains>
+float ScoreOf(const float* q, const F16Tile& tile, int64_t t, int head_dim) {
   float sum[kChains] = {};
   for (int d = 0; d < head_dim; ++d) sum[d % kChains] = std::fma(q[d], tile.KeyAt(d, t), sum[d % kChains]);
   float total = sum[0];
@@ -142,8 +80,8 @@ float ScoreOf(const float* q, const TileT& tile, int64_t t, int head_dim) {
 // t0 on, past the block's count where it is part-filled (the slots exist; their lanes are never
 // stored). next_k, when not null, is the next block's tile (tile_bytes long), asked for line by
 // line as the dimensions go by.
-template <int kChains, int NH, class TileT>
-void ScoresVector(const float* q, int h0, const TileT& tile, const uint8_t* next_k, int64_t tile_bytes, int64_t first,
+template <int kChains, int NH>
+void ScoresVector(const float* q, int h0, const F16Tile& tile, const uint8_t* next_k, int64_t tile_bytes, int64_t first,
                   int64_t t0, int nt, int head_dim, int64_t stride, float scale, float* scores) {
   const DF df;
   const int N = static_cast<int>(hn::Lanes(df));
@@ -185,8 +123,8 @@ void ScoresVector(const float* q, int h0, const TileT& tile, const uint8_t* next
 
 // ScoresVector with the head count nh (1 to kScoreSums / kChains) as a template argument, so
 // that the sums stay in registers.
-template <int kChains, int NH = 1, class TileT>
-void ScoresVectorOf(int nh, const float* q, int h0, const TileT& tile, const uint8_t* next_k, int64_t tile_bytes,
+template <int kChains, int NH = 1>
+void ScoresVectorOf(int nh, const float* q, int h0, const F16Tile& tile, const uint8_t* next_k, int64_t tile_bytes,
                     int64_t first, int64_t t0, int nt, int head_dim, int64_t stride, float scale, float* scores) {
   if constexpr (NH < kScoreSums / kChains) {
     if (nh > NH)
@@ -203,7 +141,7 @@ template <int kChains>
 void RunScores(const float* q, int h0, int nh, const KvView& head, const KvRun& run, int head_dim, int64_t stride,
                float scale, float* scores) {
   const int N = static_cast<int>(hn::Lanes(DF()));
-  const Tile<KvType::F16> tile(run.k, head.block_size, head_dim);
+  const F16Tile tile(run.k, head.block_size, head_dim);
   const int64_t tile_bytes = kv_tile_bytes(KvType::F16, head_dim, head.block_size);
   int64_t t0 = 0;
   for (; t0 < run.count && t0 + N <= head.block_size; t0 += N) {
@@ -234,21 +172,18 @@ void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, i
   }
 }
 
-// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions [slot, slot + count) of one
-// block's value tile (at position `first` of the sequence). Slice by slice of head_dim, the
-// heads' sums stay in registers over every position (the same steps, in the same order, as
-// adding into out position by position). next_v, when not null, is the next block's tile
-// (tile_bytes long), whose share of `fetched` positions earlier calls asked for.
-template <int NH, class TileT>
-void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t* next_v, int64_t tile_bytes,
-                 int64_t fetched, int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride,
-                 float* out) {
-  const TileT values = tile.ValuesFrom(slot);  // a copy of its own, kept in registers
-  const typename TileT::template Weights<NH> weight(values, weights + h0 * w_stride + first, w_stride, count);
+// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions [first, first + count) of
+// one block's F16 value tile (from its slot 0). Slice by slice of head_dim, the heads' sums stay
+// in registers over every position (the same steps, in the same order, as adding into out
+// position by position). next_v, when not null, is the next block's tile (tile_bytes long).
+template <int NH>
+void RunValuesOf(const float* weights, int h0, const F16Tile& values, const uint8_t* next_v, int64_t tile_bytes,
+                 int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
+  const float* w = weights + h0 * w_stride + first;
   // The next block's tile (full, as every block before the last is), its share of a position
   // at a time in the first pass over the positions.
-  const int64_t row_bytes = tile_bytes / tile.block_size;
-  const uint8_t* cursor = next_v == nullptr ? nullptr : next_v + fetched * row_bytes;
+  const int64_t row_bytes = tile_bytes / values.block_size;
+  const uint8_t* cursor = next_v;
   const DF df;
   const int N = static_cast<int>(hn::Lanes(df));
   const int vec_end = head_dim / N * N;
@@ -263,11 +198,11 @@ void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t*
       acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
     }
     for (int64_t p = 0; p < count; ++p) {
-      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (fetched + p + 1) * row_bytes, cursor);  // its row p
+      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);  // its row p
       const auto vv = values.Value(p, i);  // made float once for every head
       const auto vv2 = values.Value(p, i + N);
       for (int j = 0; j < NH; ++j) {
-        const auto wj = hn::Set(df, weight.At(j, p, i));
+        const auto wj = hn::Set(df, w[j * w_stride + p]);
         acc[j] = hn::MulAdd(wj, vv, acc[j]);
         acc2[j] = hn::MulAdd(wj, vv2, acc2[j]);
       }
@@ -282,30 +217,28 @@ void RunValuesOf(const float* weights, int h0, const TileT& tile, const uint8_t*
     hn::Vec<DF> acc[NH];
     for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
-      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (fetched + p + 1) * row_bytes, cursor);
+      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);
       const auto vv = values.Value(p, i);  // made float once for every head
-      for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, weight.At(j, p, i)), vv, acc[j]);
+      for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[j * w_stride + p]), vv, acc[j]);
     }
     for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
   }
   for (int64_t p = 0; p < count; ++p)
     for (int j = 0; j < NH; ++j)
       for (int i = vec_end; i < head_dim; ++i)
-        out[(h0 + j) * head_dim + i] += weight.At(j, p, i) * values.ValueAt(p, i);
+        out[(h0 + j) * head_dim + i] += w[j * w_stride + p] * values.ValueAt(p, i);
 }
 
-// RunValues with the head count nh (1 to kValueHeads) as a template argument, so that the
-// sums stay in registers; at most TileT::kMaxCount positions a call of RunValuesOf.
-template <int NH = 1, class TileT>
-void RunValues(const float* weights, int h0, int nh, const TileT& tile, const uint8_t* next_v, int64_t tile_bytes,
-               int64_t slot, int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
+// RunValuesOf with the head count nh (1 to kValueHeads) as a template argument, so that the
+// sums stay in registers.
+template <int NH = 1>
+void RunValues(const float* weights, int h0, int nh, const F16Tile& tile, const uint8_t* next_v, int64_t tile_bytes,
+               int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
   if constexpr (NH < kValueHeads) {
     if (nh > NH)
-      return RunValues<NH + 1>(weights, h0, nh, tile, next_v, tile_bytes, slot, first, count, head_dim, w_stride, out);
+      return RunValues<NH + 1>(weights, h0, nh, tile, next_v, tile_bytes, first, count, head_dim, w_stride, out);
   }
-  for (int64_t c = 0; c < count; c += TileT::kMaxCount)
-    RunValuesOf<NH>(weights, h0, tile, next_v, tile_bytes, c, slot + c, first + c,
-                    std::min(TileT::kMaxCount, count - c), head_dim, w_stride, out);
+  RunValuesOf<NH>(weights, h0, tile, next_v, tile_bytes, first, count, head_dim, w_stride, out);
 }
 
 // Replaces scores[0, n) by exp(scores - max) and returns their sum.
@@ -356,23 +289,23 @@ void AttentionHeadsOf(const float* q, int n_rows, int heads_per_row, const KvVie
   float inv_sum[kValueHeads];
   for (int h0 = 0; h0 < n_q; h0 += kValueHeads) {
     const int nh = std::min(kValueHeads, n_q - h0);
+    const int64_t last = n_kv + (h0 + nh - 1) / heads_per_row;  // the pass's last row's positions
     for (int j = 0; j < nh; ++j) {
       const int64_t sees = n_kv + (h0 + j) / heads_per_row;  // its row's positions
-      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(scores + (h0 + j) * stride + lo, sees - lo));
+      float* w = scores + (h0 + j) * stride;
+      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(w + lo, sees - lo));
+      std::fill(w + sees, w + last, 0.0f);  // what a later row sees weighs 0 for this one
     }
-    // The positions every head of the pass sees, then each further one for the heads that see
-    // it (those of the later rows): a head's sums go over its positions in order either way.
-    const int64_t shared = n_kv + h0 / heads_per_row, last = n_kv + (h0 + nh - 1) / heads_per_row;
-    for_each_kv_run(head, lo, shared, [&](const KvRun& run) {
-      RunValues(scores, h0, nh, Tile<kType>(run.v, head.block_size, head_dim), run.next_v, tile_bytes, 0, run.first,
-                run.count, head_dim, stride, out);
-    });
-    for (int64_t p = shared; p < last; ++p) {
-      const int from = std::max(h0, static_cast<int>(p - n_kv + 1) * heads_per_row);  // rows past p - n_kv
-      const Tile<kType> tile(head.v + kv_block_offset(head, head.blocks[p / head.block_size]), head.block_size,
-                             head_dim);
-      RunValues(scores, from, h0 + nh - from, tile, nullptr, tile_bytes, p % head.block_size, p, 1, head_dim, stride,
-                out);
+    // Every head of the pass over the positions of its last row: a head's sums go over its
+    // positions in the order they would alone (an F16 sum adds exact zeros past its row; a Q8_0
+    // chunk's scale is its largest weight, which zeros do not change).
+    if constexpr (kType == KvType::Q8_0) {
+      q8v::Values(nh, scores + h0 * stride, stride, head, lo, last, head_dim, out + h0 * head_dim);
+    } else {
+      for_each_kv_run(head, lo, last, [&](const KvRun& run) {
+        RunValues(scores, h0, nh, F16Tile(run.v, head.block_size, head_dim), run.next_v, tile_bytes, run.first,
+                  run.count, head_dim, stride, out);
+      });
     }
     for (int j = 0; j < nh; ++j)
       for (int i = 0; i < head_dim; ++i) out[(h0 + j) * head_dim + i] *= inv_sum[j];
@@ -384,8 +317,8 @@ void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView&
   if (kv.type == KvType::F16)
     return AttentionHeadsOf<KvType::F16>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
                                          window);
-  // A value slice of N lanes must lie in one block of 32 (a vector of more lanes: the reference).
-  if (hn::Lanes(DF()) > static_cast<size_t>(kKvQ8Block))
+  // A block of 32 dimensions must be whole vectors of the values' sums (else: the reference).
+  if (hn::Lanes(DF()) * q8v::kVectors != static_cast<size_t>(kKvQ8Block))
     return attention_heads_reference(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
                                      window);
   AttentionHeadsOf<KvType::Q8_0>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out, window);

@@ -37,7 +37,7 @@ void store_q8_0(uint8_t* k_tile, uint8_t* v_tile, int64_t slot, const float* k, 
   uint16_t* k_scales = kv_q8_scales(k_tile, head_dim, block_size) + slot;
   for (int64_t b = 0; b < n_blocks; ++b) k_scales[b * block_size] = tensor::f32_to_f16(scales[b]);
   quantize_q8_block32(v, head_dim, levels, scales, sums, unsigned_levels, minus_128_sums);
-  std::memcpy(v_tile + slot * head_dim, levels, static_cast<size_t>(head_dim));
+  for (int64_t i = 0; i < head_dim; ++i) v_tile[kv_q8_value_byte(i, slot, head_dim)] = static_cast<uint8_t>(levels[i]);
   uint16_t* v_scales = kv_q8_scales(v_tile, head_dim, block_size) + slot;
   for (int64_t b = 0; b < n_blocks; ++b) v_scales[b * block_size] = tensor::f32_to_f16(scales[b]);
 }

@@ -48,7 +48,7 @@ namespace nanoserve::model {
 // a sequence's cache; and all that a sequence of n positions holds, its windowed layers' last
 // sliding_window positions included (KvWindow holds one forward call's rows more while it runs).
 inline int64_t kv_bytes_per_position_layer(const ModelConfig& c) {
-  return 2 * c.n_head_kv * kernels::kv_tile_bytes(c.kv_type, c.head_dim, 1);
+  return 2 * c.n_head_kv * kernels::kv_position_bytes(c.kv_type, c.head_dim);
 }
 inline int64_t kv_bytes_per_position(const ModelConfig& c) {
   return (c.n_layer - c.n_windowed_layers()) * kv_bytes_per_position_layer(c);

@@ -96,9 +96,10 @@ bool read_all(int fd, std::span<uint8_t> bytes) {
 
 uint64_t kv_fingerprint(const gguf::File& file, const ModelConfig& c, int64_t block_size) {
   // The layout: keys and values in the cache's type (as ggml numbers it: F16 1, Q8_0 8; Q8_0
-  // 8 + 256 since its keys lie four dimensions a lane, so that entries of the first Q8_0 layout
-  // are not read as this one), per layer and KV head, in blocks of block_size positions.
-  const int64_t type = c.kv_type == kernels::KvType::F16 ? 1 : 8 + 256;
+  // 8 + 256 since its keys lie four dimensions a lane, 8 + 512 since its values lie four slots a
+  // lane, so that entries of an earlier Q8_0 layout are not read as this one), per layer and KV
+  // head, in blocks of block_size positions.
+  const int64_t type = c.kv_type == kernels::KvType::F16 ? 1 : 8 + 512;
   const int64_t layout[] = {type, c.n_layer, c.n_head_kv, c.head_dim, block_size};
   return digest_all({file.tensor_data(), bytes_of(std::span<const int64_t>(layout))});
 }
