@@ -40,10 +40,11 @@ constexpr int kHeads = 8;  // query heads whose sums share one pass over the val
 // Vectors that hold a block of 32 dimensions (ValuesOf needs Lanes(DF()) * kVectors == 32).
 constexpr int kVectors = std::max(1, static_cast<int>(kKvQ8Block / hn::MaxLanes(DF())));
 
-// The weights of NH heads (padded to a multiple of four with zeros) for one chunk and one block
-// g of 32 dimensions: their levels (bytes) and each head's chunk scale (KvQ8WeightScale,
-// computed in vectors: the same divisions). Made from u[j] = head j's weights times the values'
-// scales, a vector of kKvQ8Chunk lanes per head, by Make.
+// ChunkWeights<NH>: the weights of NH heads (padded to a multiple of four with zeros) for one
+// chunk and one block g of 32 dimensions: their levels (bytes; Four(j, q) those of slots [4q,
+// 4q + 4) as one word) and each head's chunk scale (KvQ8WeightScale, computed in vectors: the
+// same divisions). Made from the products u (ChunkProducts: head j's weights times the values'
+// scales, kKvQ8Chunk lanes per head).
 constexpr int kPadded(int nh) { return (nh + 3) / 4 * 4; }
 
 #if HWY_TARGET == HWY_AVX3_DL
