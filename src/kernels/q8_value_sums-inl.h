@@ -49,45 +49,45 @@ constexpr int kPadded(int nh) { return (nh + 3) / 4 * 4; }
 
 #if HWY_TARGET == HWY_AVX3_DL
 // AVX-512: a vector is a chunk. The heads' largest weights come out of one tree of shuffles and
-// maxima (head k's in lane k % 4 * 4 + k / 4), and four heads' levels are packed into one vector
-// by two saturating packs (values 0..255 pass unchanged), which leave head 4m + k's levels of
-// slots [4q, 4q + 4) in word 4q + k of vector m. Highway 1.0.3 has neither the in-lane packs nor
-// a rounding conversion without its overflow fix-up, which these levels (0..255.5) never need.
+// maxima (head k's in lane k % 4 * 4 + k / 4 * 2), and four heads' levels are packed into one
+// vector by two saturating packs (values 0..255 pass unchanged), which leave head 4m + k's
+// levels of slots [4q, 4q + 4) in word 4q + k of vector m. Highway 1.0.3 has neither the in-lane
+// packs nor a rounding conversion without its overflow fix-up, which these levels (0..255.5)
+// never need.
 template <int NH>
 struct ChunkWeights {
-  static constexpr int kGroups = (kPadded(NH) + 15) / 16;  // trees of 16 heads
-  HWY_ALIGN int32_t packed[kPadded(NH) / 4][kKvQ8Chunk];
-  HWY_ALIGN float scale[kGroups][16], inv[kGroups][16];
+  static_assert(NH <= 8, "the tree takes 4 or 8 heads");
+  static constexpr int kV = kPadded(NH);
+  HWY_ALIGN int32_t packed[kV / 4][kKvQ8Chunk];
+  HWY_ALIGN float scale[16], inv[16];
 
-  static int Lane(int k) { return k % 16 % 4 * 4 + k % 16 / 4; }
-  float Scale(int j) const { return scale[j / 16][Lane(j)]; }
+  static int Lane(int k) { return k % 4 * 4 + k / 4 * 2; }
+  float Scale(int j) const { return scale[Lane(j)]; }
   HWY_INLINE int32_t Four(int j, int q) const { return packed[j / 4][4 * q + j % 4]; }
 
   explicit ChunkWeights(const __m512* u) {
-    for (int t = 0; t < kGroups; ++t) {
-      __m512 v[16];
-      for (int k = 0; k < 16; ++k) v[k] = t * 16 + k < kPadded(NH) ? u[t * 16 + k] : _mm512_setzero_ps();
-      for (int k = 0; k < 8; ++k)  // 128-bit quarters 0, 1 against 2, 3
-        v[k] = _mm512_max_ps(_mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0x44),
-                             _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0xEE));
-      for (int k = 0; k < 4; ++k)  // quarter 0 against 1 (one head a quarter)
-        v[k] = _mm512_max_ps(_mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0x88),
-                             _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], 0xDD));
-      for (int k = 0; k < 2; ++k)  // floats 0, 1 against 2, 3 of each quarter
-        v[k] = _mm512_max_ps(_mm512_shuffle_ps(v[2 * k], v[2 * k + 1], 0x44),
-                             _mm512_shuffle_ps(v[2 * k], v[2 * k + 1], 0xEE));
-      const __m512 largest = _mm512_max_ps(_mm512_shuffle_ps(v[0], v[1], 0x88), _mm512_shuffle_ps(v[0], v[1], 0xDD));
-      const __m512 v255 = _mm512_set1_ps(255.0f);
-      _mm512_store_ps(scale[t], _mm512_div_ps(largest, v255));
-      _mm512_store_ps(inv[t], _mm512_maskz_div_ps(_mm512_cmp_ps_mask(largest, _mm512_setzero_ps(), _CMP_GT_OQ), v255,
-                                                  largest));
-    }
-    for (int m = 0; m < kPadded(NH) / 4; ++m) {
+    __m512 half[kV / 2], quarter[kV / 4];
+    for (int k = 0; k < kV / 2; ++k)  // 128-bit quarters 0, 1 against 2, 3: head 2k's in 0, 1, 2k + 1's in 2, 3
+      half[k] = _mm512_max_ps(_mm512_shuffle_f32x4(u[2 * k], u[2 * k + 1], 0x44),
+                              _mm512_shuffle_f32x4(u[2 * k], u[2 * k + 1], 0xEE));
+    for (int k = 0; k < kV / 4; ++k)  // quarter 0 against 1: head 4k + i's in quarter i
+      quarter[k] = _mm512_max_ps(_mm512_shuffle_f32x4(half[2 * k], half[2 * k + 1], 0x88),
+                                 _mm512_shuffle_f32x4(half[2 * k], half[2 * k + 1], 0xDD));
+    // Floats 0, 1 against 2, 3 of each quarter (eight heads: the second four's into floats 2, 3),
+    // then 0 against 1 and 2 against 3.
+    const __m512 pairs =
+        kV == 8 ? _mm512_max_ps(_mm512_shuffle_ps(quarter[0], quarter[kV / 8], 0x44),
+                                _mm512_shuffle_ps(quarter[0], quarter[kV / 8], 0xEE))
+                : _mm512_max_ps(quarter[0], _mm512_shuffle_ps(quarter[0], quarter[0], 0x4E));
+    const __m512 largest = _mm512_max_ps(pairs, _mm512_shuffle_ps(pairs, pairs, 0xB1));
+    const __m512 v255 = _mm512_set1_ps(255.0f);
+    _mm512_store_ps(scale, _mm512_div_ps(largest, v255));
+    _mm512_store_ps(inv, _mm512_maskz_div_ps(_mm512_cmp_ps_mask(largest, _mm512_setzero_ps(), _CMP_GT_OQ), v255,
+                                             largest));
+    for (int m = 0; m < kV / 4; ++m) {
       __m512i level[4];
-      for (int k = 0; k < 4; ++k) {
-        const int j = 4 * m + k;
-        level[k] = _mm512_cvtps_epi32(_mm512_mul_ps(u[j], _mm512_set1_ps(inv[j / 16][Lane(j)])));
-      }
+      for (int k = 0; k < 4; ++k)
+        level[k] = _mm512_cvtps_epi32(_mm512_mul_ps(u[4 * m + k], _mm512_set1_ps(inv[Lane(4 * m + k)])));
       _mm512_store_si512(packed[m], _mm512_packus_epi16(_mm512_packus_epi32(level[0], level[1]),
                                                         _mm512_packus_epi32(level[2], level[3])));
     }
@@ -156,13 +156,13 @@ struct ChunkProducts {
     }
     for (int j = 0; j < kPadded(NH); ++j) {
       const float* wj = weights + j * stride;
-      if (j >= NH || n < kKvQ8Chunk) {
+      if (j < NH && n < kKvQ8Chunk) {
         std::fill(w, w + kKvQ8Chunk, 0.0f);
-        if (j < NH) std::copy(wj, wj + n, w);
+        std::copy(wj, wj + n, w);
         wj = w;
       }
       for (int t = 0; t < kKvQ8Chunk; t += N) {
-        const auto product = hn::Mul(hn::LoadU(df, wj + t), Widen(scales + t));
+        const auto product = j < NH ? hn::Mul(hn::LoadU(df, wj + t), Widen(scales + t)) : hn::Zero(df);
 #if HWY_TARGET == HWY_AVX3_DL
         u[j] = product.raw;
 #else
