@@ -201,16 +201,19 @@ HWY_INLINE Sum Zero() { return hn::Zero(DI32()); }
 using Sum = hn::Vec<DF>;
 struct ValueFour {
   hn::Vec<DF> byte[4];
+  // Written out, so that they carry the target's attributes: the ones GCC makes call NEON's
+  // vector constructors from a function without them, which it refuses.
+  HWY_INLINE ValueFour() {}
+  HWY_INLINE ValueFour(hn::Vec<DF> b0, hn::Vec<DF> b1, hn::Vec<DF> b2, hn::Vec<DF> b3) : byte{b0, b1, b2, b3} {}
 };
 HWY_INLINE ValueFour LoadFour(const uint8_t* at) {
   const DI32 di;
   const auto lanes = hn::LoadU(di, reinterpret_cast<const int32_t*>(at));
-  // Each byte to the top of its lane, then shifted down with its sign. Made whole (see
-  // q8_key_scores-inl.h's KeyFour).
-  return {{hn::ConvertTo(DF(), hn::ShiftRight<24>(hn::ShiftLeft<24>(lanes))),
-           hn::ConvertTo(DF(), hn::ShiftRight<24>(hn::ShiftLeft<16>(lanes))),
-           hn::ConvertTo(DF(), hn::ShiftRight<24>(hn::ShiftLeft<8>(lanes))),
-           hn::ConvertTo(DF(), hn::ShiftRight<24>(lanes))}};
+  // Each byte to the top of its lane, then shifted down with its sign.
+  return ValueFour(hn::ConvertTo(DF(), hn::ShiftRight<24>(hn::ShiftLeft<24>(lanes))),
+                   hn::ConvertTo(DF(), hn::ShiftRight<24>(hn::ShiftLeft<16>(lanes))),
+                   hn::ConvertTo(DF(), hn::ShiftRight<24>(hn::ShiftLeft<8>(lanes))),
+                   hn::ConvertTo(DF(), hn::ShiftRight<24>(lanes)));
 }
 HWY_INLINE Sum Step(Sum acc, const ValueFour& values, int32_t weights) {
   uint8_t level[4];
