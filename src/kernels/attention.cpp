@@ -48,10 +48,12 @@ void add_q8_chunk(const float* weights, const uint8_t* tile, int64_t block_size,
       largest = std::max(largest, scaled[t - from]);
     }
     const KvQ8WeightScale scale(largest);
+    int32_t level[kKvQ8Chunk];
+    for (int64_t t = from; t < to; ++t) level[t - from] = scale.level(scaled[t - from]);
     for (int i = g * static_cast<int>(kKvQ8Block); i < (g + 1) * kKvQ8Block; ++i) {
       int32_t dot = 0;
       for (int64_t t = from; t < to; ++t)
-        dot += scale.level(scaled[t - from]) * static_cast<int8_t>(tile[kv_q8_value_byte(i, t, head_dim)]);
+        dot += level[t - from] * static_cast<int8_t>(tile[kv_q8_value_byte(i, t, head_dim)]);
       out[i] = std::fma(static_cast<float>(dot), scale.scale, out[i]);
     }
   }
