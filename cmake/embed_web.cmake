@@ -1,14 +1,15 @@
 # Writes OUTPUT, a C++ file that holds the files named after `-P embed_web.cmake` (the chat
-# page, web/) as the byte strings of src/server/web_assets.h. The build runs it whenever one of
-# them changes: the server binary carries its page and needs no files beside it.
-#   cmake -DOUTPUT=web_assets.cpp -P embed_web.cmake FILE...
+# page and the lab's pages, under ROOT = web/) as the byte strings of src/server/web_assets.h,
+# each named by its path under ROOT ("chat.css", "lab/engine.html"). The build runs it whenever
+# one of them changes: the server binary carries its pages and needs no files beside it.
+#   cmake -DOUTPUT=web_assets.cpp -DROOT=web -P embed_web.cmake FILE...
 set(strings "")
 set(entries "")
 set(index 0)
 math(EXPR last "${CMAKE_ARGC} - 1")
-foreach(arg RANGE 4 ${last})  # 0-3: cmake -DOUTPUT=... -P embed_web.cmake
+foreach(arg RANGE 5 ${last})  # 0-4: cmake -DOUTPUT=... -DROOT=... -P embed_web.cmake
   set(path "${CMAKE_ARGV${arg}}")
-  get_filename_component(name "${path}" NAME)
+  file(RELATIVE_PATH name "${ROOT}" "${path}")
   file(READ "${path}" hex HEX)
   string(LENGTH "${hex}" hex_length)
   # 32 bytes a line, each as \xNN: no byte (a quote, a backslash, NUL) can end the literal, and

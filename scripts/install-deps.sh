@@ -7,7 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config g++ clang libclang-rt-14-dev
   libhwy-dev libpcre2-dev libcpp-httplib-dev libssl-dev ca-certificates nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox time
-  chromium  # the browser of the chat page's tests (tests/node/chat_page.test.mjs)
+  chromium  # the browser of the chat page's and the lab pages' tests (tests/node/*_page*.test.mjs)
+  curl jq   # the commands of docs/guide.md (tests/node/guide.test.mjs runs them)
 )
 # On x86-64, the Arm64 (NEON) check (scripts/test-arm64.sh): a cross compiler, the arm64 builds of
 # the libraries (Debian multiarch; the header-only ones above serve both), qemu-user to run tests.

@@ -1,12 +1,16 @@
 // `nanoserve bench client|suite|charts`: the benchmark suite (src/bench/). `client` times
 // streams from any OpenAI-compatible server, `suite` runs the phases into JSONL rows,
 // `charts` draws the PNG charts and writes the summary tables.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <memory>
 #include <stdexcept>
 
 #include "bench/charts.h"
 #include "bench/client_session.h"
 #include "bench/suite.h"
+#include "bench/suite_options.h"
 #include "cli/commands.h"
 
 namespace nanoserve::cli {
@@ -47,7 +51,8 @@ void add_client(CLI::App& bench) {
 void add_suite(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("suite", "Run the benchmark phases into results/suite/PHASE.jsonl");
   auto o = std::make_shared<bench::SuiteOptions>();
-  cmd->add_option("phases", o->phases, "Phases to run: context raw overhead concurrency models (default: all)");
+  cmd->add_option("phases", o->phases,
+                  fmt::format("Phases to run: {} (default: all)", fmt::join(bench::phase_names(), " ")));
   cmd->add_flag("--quick", o->quick, "The smaller sweep (about 15 minutes on 2 cores)");
   cmd->add_option("--out", o->out_dir, "Folder of the JSONL files")->capture_default_str();
   cmd->add_option("--url", o->url, "Measure a running server instead of starting nanoserve (needs --model)");

@@ -72,6 +72,22 @@ std::shared_ptr<Drafter> make_drafter(const BatchOptions& options, model::Model&
 // for a 152k vocabulary), a small part of the KV blocks that a prompt long enough to matter holds.
 constexpr size_t kLastLogitsPerSlot = 4, kLastLogitsMax = 32;
 
+// A sequence's part of a step: a chunk of n rows from position `cached` of its n_tokens (past
+// them: draft tokens). A chunk that starts in the prompt is prefill (recompute, after a
+// preemption), one that starts before the last token recomputes generated tokens.
+TimelineEvent step_event(int64_t cached, int64_t n, int64_t n_tokens, int64_t prompt_tokens, bool preempted_before) {
+  using Kind = TimelineEvent::Kind;
+  Kind kind = Kind::Decode;
+  if (cached < prompt_tokens)
+    kind = preempted_before ? Kind::Recompute : Kind::Prefill;
+  else if (cached < n_tokens - 1)
+    kind = Kind::Recompute;
+  else if (cached + n > n_tokens)
+    kind = Kind::Verify;
+  return {.kind = kind, .start_ms = 0, .end_ms = 0, .step = -1, .tokens = n, .accepted = 0, .batch_rows = 0,
+          .batch_sequences = 0};
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -157,6 +173,9 @@ void BatchEngine::serve() {
       seq->arrival = next_arrival_++;
       seq->caching = prefix_cache_ && generation->request().cache_prompt;
       seq->speculating = drafter_ && generation->request().speculative;
+      seq->waiting_since = generation->submitted();
+      seq->timeline = trace_.open(generation->request().id, generation->submitted());
+      generation->stream()->set_timeline(seq->timeline);
       seq->generation = std::move(generation);
       waiting_.push_back(std::move(seq));
     }
@@ -176,6 +195,7 @@ void BatchEngine::serve() {
 }
 
 void BatchEngine::step() {
+  watched_ = trace_.watched();
   retire_cancelled();
   std::vector<SequenceView> running_view, waiting_view;
   for (const SequencePtr& s : running_)
@@ -238,6 +258,7 @@ void BatchEngine::step() {
   }
   std::erase_if(running_, [](const SequencePtr& s) { return s->generation->finished(); });
   publish();
+  snapshot_if_watched(preempted);
 }
 
 void BatchEngine::draft(std::vector<SequenceView>& running_view) {
@@ -302,11 +323,14 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
 void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::vector<int64_t>& chunk_sizes) {
   batch_.clear();
   std::vector<size_t> first_logits_row(stepping.size());  // each sequence's first row of logits_
+  std::vector<TimelineEvent> events(stepping.size());  // each sequence's part of the step, for its timeline
   size_t logits_rows = 0;
   for (size_t i = 0; i < stepping.size(); ++i) {
     Sequence& seq = *stepping[i];
     const auto n_tokens = static_cast<int64_t>(seq.tokens.size());
     first_logits_row[i] = logits_rows;
+    events[i] = step_event(seq.cached, chunk_sizes[i], n_tokens,
+                           static_cast<int64_t>(seq.generation->request().prompt.size()), seq.preemptions > 0);
     // Past the last token come the draft tokens the plan made room for; each row from the last
     // token on asks for logits.
     for (int64_t pos = seq.cached; pos < seq.cached + chunk_sizes[i]; ++pos) {
@@ -346,6 +370,7 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
       chosen[i] = verify(seq, first_logits_row[i], drafted);
       if (seq.generation->finished()) continue;  // it failed, and let go of its slot
       const auto accepted = static_cast<int64_t>(chosen[i].size()) - 1;
+      events[i].accepted = std::max<int64_t>(0, accepted);
       if (drafted > 0) {
         seq.cached = n_tokens + accepted;
         cache_.truncate(seq.slot, seq.cached);
@@ -371,7 +396,9 @@ void BatchEngine::evaluate(const std::vector<Sequence*>& stepping, const std::ve
   }
   // The step's cost by its rows: the forward pass and the choices at its logits rows (a draft
   // row costs a choice too: logit_bias and the sampler over the vocabulary).
-  draft_policy_.record_step(static_cast<int64_t>(batch_.size()), seconds_since(started));
+  const auto ended = std::chrono::steady_clock::now();
+  draft_policy_.record_step(static_cast<int64_t>(batch_.size()), std::chrono::duration<double>(ended - started).count());
+  record_steps(stepping, events, started, ended);
   for (size_t i = 0; i < stepping.size(); ++i) {
     Sequence& seq = *stepping[i];
     try {
@@ -404,6 +431,8 @@ void BatchEngine::retire_cancelled() {
   std::erase_if(waiting_, [](const SequencePtr& s) {
     if (!s->generation->cancelled()) return false;
     s->generation->finish(FinishReason::Cancelled);
+    const double now = s->timeline->ms_since_submit(std::chrono::steady_clock::now());
+    s->timeline->add({.kind = TimelineEvent::Kind::Finished, .start_ms = now, .end_ms = now});
     return true;
   });
 }
@@ -459,7 +488,14 @@ void BatchEngine::start(Sequence& seq) {
     prefix_miss_tokens_ += static_cast<uint64_t>(n - seq.cached);
   }
   seq.generation->admit(seq.cached);
-  seq.generation->on_final_event([this, &seq] { release(seq); });
+  const auto now = std::chrono::steady_clock::now();
+  seq.timeline->add({.kind = TimelineEvent::Kind::Queued, .start_ms = seq.timeline->ms_since_submit(seq.waiting_since),
+                     .end_ms = seq.timeline->ms_since_submit(now), .tokens = seq.cached});
+  seq.generation->on_final_event([this, &seq] {
+    release(seq);
+    const double end = seq.timeline->ms_since_submit(std::chrono::steady_clock::now());
+    seq.timeline->add({.kind = TimelineEvent::Kind::Finished, .start_ms = end, .end_ms = end});
+  });
   if (seq.speculating) draft_policy_.start(seq.slot);
   if (seq.cached == static_cast<int64_t>(seq.tokens.size())) choose_from_cached_logits(seq);
 }
@@ -518,6 +554,11 @@ void BatchEngine::preempt(Sequence& seq) {
   seq.cached = 0;
   seq.guess.clear();  // a guess for the step it leaves
   ++preemptions_;
+  ++seq.preemptions;
+  seq.waiting_since = std::chrono::steady_clock::now();
+  const double now = seq.timeline->ms_since_submit(seq.waiting_since);
+  seq.timeline->add({.kind = TimelineEvent::Kind::Preempted, .start_ms = now, .end_ms = now});
+  if (watched_) pending_preempted_.push_back(seq.generation->request().id);
 }
 
 void BatchEngine::release(Sequence& seq) {
@@ -545,6 +586,76 @@ void BatchEngine::publish() {
   kv_used_blocks_ = cache_.used_blocks();
   kv_cached_blocks_ = cache_.cached_blocks();
   prefix_evictions_ = cache_.evictions();
+}
+
+void BatchEngine::record_steps(const std::vector<Sequence*>& stepping, std::vector<TimelineEvent>& events,
+                               std::chrono::steady_clock::time_point started,
+                               std::chrono::steady_clock::time_point ended) {
+  StepRecord record{.step = steps_, .start_ms = trace_.ms_since_start(started),
+                    .duration_ms = std::chrono::duration<double, std::milli>(ended - started).count(),
+                    .rows = static_cast<int64_t>(batch_.size()), .prefill_rows = 0, .draft_rows = 0,
+                    .sequences = static_cast<int64_t>(stepping.size())};
+  for (size_t i = 0; i < stepping.size(); ++i) {
+    TimelineEvent& event = events[i];
+    const RequestTimeline& timeline = *stepping[i]->timeline;
+    event.start_ms = timeline.ms_since_submit(started);
+    event.end_ms = timeline.ms_since_submit(ended);
+    event.step = steps_;
+    event.batch_rows = record.rows;
+    event.batch_sequences = record.sequences;
+    stepping[i]->timeline->add(event);
+    if (event.kind == TimelineEvent::Kind::Prefill || event.kind == TimelineEvent::Kind::Recompute)
+      record.prefill_rows += event.tokens;
+    if (event.kind == TimelineEvent::Kind::Verify) record.draft_rows += event.tokens - 1;
+  }
+  ++steps_;
+  if (!watched_) return;
+  pending_steps_.push_back(record);
+  if (pending_steps_.size() > EngineTrace::kMaxSteps) pending_steps_.erase(pending_steps_.begin());
+}
+
+SequenceState BatchEngine::state_of(const Sequence& seq) const {
+  SequenceState state{.id = seq.generation->request().id, .running = seq.slot >= 0,
+                      .prompt_tokens = static_cast<int64_t>(seq.generation->request().prompt.size()),
+                      .tokens = static_cast<int64_t>(seq.tokens.size()), .cached = seq.cached,
+                      .preemptions = seq.preemptions, .blocks = {}};
+  if (seq.slot >= 0) state.blocks = block_runs(cache_.block_table(seq.slot));
+  return state;
+}
+
+void BatchEngine::snapshot_if_watched(bool preempted) {
+  if (!watched_) {
+    pending_steps_.clear();
+    pending_preempted_.clear();
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  const bool idle = running_.empty() && waiting_.empty();
+  const bool due = now - last_snapshot_ >= EngineTrace::kSnapshotInterval;
+  if (!(preempted || due || (idle && !idle_published_))) return;
+  EngineSnapshot snapshot{.time_ms = trace_.ms_since_start(now), .steps = steps_,
+                          .recent_steps = std::move(pending_steps_), .sequences = {},
+                          .block_size = cache_.block_size(), .total_blocks = cache_.n_blocks(),
+                          .free_blocks = cache_.free_blocks(), .cached_blocks = {}, .shared_blocks = {},
+                          .preemptions = preemptions_, .preempted = std::move(pending_preempted_)};
+  std::vector<int32_t> shared;
+  for (const SequencePtr& seq : running_) {
+    snapshot.sequences.push_back(state_of(*seq));
+    for (const int32_t b : cache_.block_table(seq->slot))
+      if (cache_.holders(b) > 1) shared.push_back(b);
+  }
+  for (const SequencePtr& seq : waiting_) snapshot.sequences.push_back(state_of(*seq));
+  std::sort(shared.begin(), shared.end());
+  shared.erase(std::unique(shared.begin(), shared.end()), shared.end());
+  snapshot.shared_blocks = block_runs(shared);
+  std::vector<int32_t> idle_blocks = cache_.idle_blocks();
+  std::sort(idle_blocks.begin(), idle_blocks.end());
+  snapshot.cached_blocks = block_runs(idle_blocks);
+  trace_.publish(std::move(snapshot));
+  pending_steps_.clear();
+  pending_preempted_.clear();
+  last_snapshot_ = now;
+  idle_published_ = idle;
 }
 
 }  // namespace nanoserve::engine

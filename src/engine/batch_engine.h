@@ -37,6 +37,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -50,6 +51,7 @@
 #include "engine/draft_policy.h"
 #include "engine/drafter.h"
 #include "engine/engine.h"
+#include "engine/engine_trace.h"
 #include "engine/last_logits_cache.h"
 #include "engine/request_queue.h"
 #include "engine/scheduler.h"
@@ -100,6 +102,7 @@ class BatchEngine final : public Engine {
   // min(the per-request context, the pool): one request may fill the whole pool.
   int64_t context_size() const override { return context_size_; }
   std::string chat_template() const override { return chat_template_; }
+  EngineTrace* trace() override { return &trace_; }
 
   // Batch-size histogram bounds (sequences advanced per step).
   static const std::vector<int64_t>& batch_size_bounds();
@@ -116,6 +119,9 @@ class BatchEngine final : public Engine {
     bool speculating = false;     // a drafter proposes tokens for it
     std::vector<int32_t> draft;   // this step's draft tokens (to follow tokens)
     std::vector<int32_t> guess;   // without drafts, the drafter's free guess of this step's token
+    std::shared_ptr<RequestTimeline> timeline;
+    std::chrono::steady_clock::time_point waiting_since;  // submitted, or preempted last
+    int64_t preemptions = 0;
   };
   using SequencePtr = std::unique_ptr<Sequence>;
 
@@ -144,6 +150,12 @@ class BatchEngine final : public Engine {
   std::vector<int32_t> verify(Sequence& seq, size_t first_row, int64_t drafted);
   void fail_all_running(const std::string& error);
   void publish();  // the gauges metrics() reads
+  // The trace (engine_trace.h): a sequence's steps of this evaluate() on its timeline, and
+  // the step's record and a snapshot for the pages while someone watches.
+  void record_steps(const std::vector<Sequence*>& stepping, std::vector<TimelineEvent>& events,
+                    std::chrono::steady_clock::time_point started, std::chrono::steady_clock::time_point ended);
+  void snapshot_if_watched(bool preempted);
+  SequenceState state_of(const Sequence& seq) const;
 
   model::Model model_;
   const tokenizer::Tokenizer tokenizer_;
@@ -161,6 +173,7 @@ class BatchEngine final : public Engine {
   const int64_t draft_max_;
   const bool draft_always_;
   DraftPolicy draft_policy_;
+  EngineTrace trace_;
 
   // Owned by the scheduler thread.
   std::vector<SequencePtr> running_;
@@ -169,6 +182,12 @@ class BatchEngine final : public Engine {
   uint64_t next_arrival_ = 0;
   model::Batch batch_;
   model::Logits logits_;
+  int64_t steps_ = 0;
+  bool watched_ = false;                    // someone watches the trace (checked once a step)
+  std::vector<StepRecord> pending_steps_;   // since the last snapshot
+  std::vector<std::string> pending_preempted_;
+  std::chrono::steady_clock::time_point last_snapshot_;
+  bool idle_published_ = false;
 
   // Read by metrics() from any thread.
   std::atomic<int64_t> running_count_ = 0, kv_used_blocks_ = 0;

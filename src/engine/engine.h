@@ -22,6 +22,7 @@
 #include "engine/sampler.h"
 #include "grammar/grammar.h"
 #include "grammar/vocabulary.h"
+#include "engine/timeline.h"
 #include "model/kv_disk_cache.h"
 
 namespace nanoserve::tokenizer {
@@ -128,8 +129,14 @@ class Stream {
   // The reader has gone (client disconnected): the engine drops the request at its next step.
   void cancel();
 
+  // The request's timeline, when its engine records one (engine_trace.h): the engine sets it
+  // before its first event, and the server adds its writes to it.
+  void set_timeline(std::shared_ptr<RequestTimeline> timeline);
+  std::shared_ptr<RequestTimeline> timeline() const;
+
  private:
   mutable std::mutex mutex_;
+  std::shared_ptr<RequestTimeline> timeline_;
   std::condition_variable ready_;
   std::deque<Event> events_;
   bool cancelled_ = false;
@@ -185,6 +192,8 @@ struct ModelFacts {
   std::string kv_type;       // how the KV cache stores keys and values ("f16", "q8_0"); "" without one (mock)
 };
 
+class EngineTrace;
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -198,6 +207,9 @@ class Engine {
   virtual int64_t context_size() const = 0;    // prompt + max_tokens must fit
   virtual std::string chat_template() const = 0;  // Jinja source from the GGUF; empty if none
   virtual ModelFacts model_facts() const = 0;
+  // Its requests' timelines and live snapshots of its state (the lab's pages); nullptr when
+  // the engine records none.
+  virtual EngineTrace* trace() { return nullptr; }
 };
 
 }  // namespace nanoserve::engine

@@ -44,6 +44,7 @@ class Generation {
   const std::shared_ptr<Stream>& stream() const { return stream_; }
   bool cancelled() const { return stream_->cancelled(); }
   bool finished() const { return finished_; }
+  Clock::time_point submitted() const { return submitted_; }
 
   // The request holds one of `places` until its final event, which gives it back first, so a
   // reader who has seen the final event can submit again at once.

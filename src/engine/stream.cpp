@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <utility>
+
 namespace nanoserve::engine {
 
 const char* finish_reason_name(FinishReason reason) {
@@ -40,6 +42,16 @@ bool Stream::wait_for_event(std::chrono::milliseconds timeout) {
 void Stream::cancel() {
   std::lock_guard lock(mutex_);
   cancelled_ = true;
+}
+
+void Stream::set_timeline(std::shared_ptr<RequestTimeline> timeline) {
+  std::lock_guard lock(mutex_);
+  timeline_ = std::move(timeline);
+}
+
+std::shared_ptr<RequestTimeline> Stream::timeline() const {
+  std::lock_guard lock(mutex_);
+  return timeline_;
 }
 
 }  // namespace nanoserve::engine

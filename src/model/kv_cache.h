@@ -92,6 +92,12 @@ class KvCache {
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
   int64_t blocks_of(int seq) const { return static_cast<int64_t>(sequence(seq).blocks.size()); }
+  // Its block table: the pool's block ids of its positions, in order (the lab's pages draw them).
+  std::span<const int32_t> block_table(int seq) const { return sequence(seq).blocks; }
+  // Sequences that hold a block (2 or more: a shared prefix).
+  int32_t holders(int32_t block) const { return refs_.at(static_cast<size_t>(block)); }
+  // The idle blocks the prefix cache keeps, least recently used first.
+  std::vector<int32_t> idle_blocks() const { return {idle_.begin(), idle_.end()}; }
   size_t bytes_of(int seq) const;  // of its blocks, its sliding-window layers' included
   // Blocks the pool must still give `seq` so that it holds n_positions (0 when it already does).
   int64_t blocks_needed(int seq, int64_t n_positions) const;

@@ -52,6 +52,8 @@ std::vector<RelayEnd> relay_generations(std::span<engine::Stream* const> streams
           }
           last_sent[c] = now;
           if (!send_text(c, event->text, std::exchange(logprobs[c], {}))) return client_gone();
+          if (const auto timeline = streams[c]->timeline())
+            timeline->add_write(now, Clock::now(), static_cast<int64_t>(event->text.size()));
           break;
         }
         case engine::Event::Kind::Done:

@@ -56,6 +56,7 @@ HttpServer::HttpServer(ServerOptions options, std::vector<ApiFamily> families)
   std::vector<http::Route> routes = generation_routes(state);
   for (http::Route& r : info_routes(state)) routes.push_back(std::move(r));
   for (http::Route& r : static_routes()) routes.push_back(std::move(r));
+  for (http::Route& r : trace_routes(state)) routes.push_back(std::move(r));
   for (const ApiFamily& family : families_)
     for (http::Route& r : family.routes(state)) {
       r.handler = with_api_errors(std::move(r.handler), family.error_body);
@@ -94,7 +95,10 @@ HttpServer::~HttpServer() { stop(); }
 
 int HttpServer::start() { return http_->start(); }
 
-void HttpServer::stop() { http_->stop(); }
+void HttpServer::stop() {
+  state_->begin_stopping();
+  http_->stop();
+}
 
 void HttpServer::serve_model(std::shared_ptr<const ServedModel> model) { state_->set_model(std::move(model)); }
 

@@ -2,6 +2,7 @@
 // and the API key.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,11 +26,15 @@ class ServerState {
   const ServerLimits& limits() const { return limits_; }
   const std::string& api_key() const { return api_key_; }  // empty: no key needed
   ServerMetrics& metrics() { return metrics_; }
+  // The server is stopping: answers that would go on forever (an event stream) end.
+  void begin_stopping() { stopping_ = true; }
+  bool stopping() const { return stopping_; }
 
  private:
   const ServerLimits limits_;
   const std::string api_key_;
   ServerMetrics metrics_;
+  std::atomic<bool> stopping_ = false;
   mutable std::mutex model_mutex_;
   std::shared_ptr<const ServedModel> model_;
 };

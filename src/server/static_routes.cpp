@@ -11,7 +11,7 @@
 namespace nanoserve::server {
 namespace {
 
-constexpr std::string_view kIndex = "index.html";  // answers GET /
+constexpr std::string_view kIndex = "index.html";  // answers GET / (and lab/index.html GET /lab/)
 
 // Scripts, styles, images and fetches from this server only, and none inline: model output
 // that became markup by mistake could still run nothing. No plugins, no <base>, no form posted
@@ -19,8 +19,15 @@ constexpr std::string_view kIndex = "index.html";  // answers GET /
 constexpr const char* kContentSecurityPolicy =
     "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-// index.html answers /, every other file /<name>.
-std::string path_of(const WebAsset& asset) { return asset.name == kIndex ? "/" : fmt::format("/{}", asset.name); }
+// index.html answers /, DIR/index.html /DIR/ (and /DIR), every other file /<name>.
+std::vector<std::string> paths_of(const WebAsset& asset) {
+  if (asset.name == kIndex) return {"/"};
+  if (asset.name.ends_with(fmt::format("/{}", kIndex))) {
+    const std::string_view dir = asset.name.substr(0, asset.name.size() - kIndex.size() - 1);
+    return {fmt::format("/{}/", dir), fmt::format("/{}", dir)};
+  }
+  return {fmt::format("/{}", asset.name)};
+}
 
 // The kinds of file that CMakeLists.txt embeds from web/.
 std::string content_type_of(std::string_view name) {
@@ -60,16 +67,15 @@ http::Handler serve(const WebAsset& asset) {
 std::vector<http::Route> static_routes() {
   std::vector<http::Route> routes;
   for (const WebAsset& asset : web_assets())
-    routes.push_back({.method = "GET",
-                      .path = path_of(asset),
-                      .handler = serve(asset),
-                      .on_event_loop = false});
+    for (std::string& path : paths_of(asset))
+      routes.push_back({.method = "GET", .path = std::move(path), .handler = serve(asset), .on_event_loop = false});
   return routes;
 }
 
 bool is_static_page(std::string_view path) {
   for (const WebAsset& asset : web_assets())
-    if (path_of(asset) == path) return true;
+    for (const std::string& p : paths_of(asset))
+      if (p == path) return true;
   return false;
 }
 

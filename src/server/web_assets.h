@@ -8,7 +8,7 @@
 namespace nanoserve::server {
 
 struct WebAsset {
-  std::string_view name;   // the file's name in web/, e.g. "chat.css"
+  std::string_view name;   // the file's path under web/, e.g. "chat.css", "lab/engine.html"
   std::string_view bytes;  // its content
 };
 
