@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   nanoserve::cli::add_bench_command(app);
   nanoserve::cli::add_template_command(app);
   nanoserve::cli::add_pull_commands(app);
+  nanoserve::cli::add_lab_command(app);
   try {
     nanoserve::cli::limit_simd_from_environment();
     app.parse(argc, argv);

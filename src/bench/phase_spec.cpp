@@ -20,11 +20,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "bench/interrupt.h"
 #include "bench/phases.h"
+#include "bench/python_code.h"
 #include "bench/stream_round.h"
 #include "gguf/file.h"
 #include "model/model.h"
@@ -107,20 +106,9 @@ void steps(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const BenchMode
   }
 }
 
-// The prompt from one Python file: spec_prompt tokens from its first top-level definition on
-// (a module's license and docstring are prose).
+// The prompt from one Python file: spec_prompt tokens of its code (python_code.h).
 std::vector<int32_t> source_prompt(const tokenizer::Tokenizer& tok, const std::string& path, int tokens) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string source = text.str();
-  for (const char* start : {"\ndef ", "\nclass "})
-    if (const size_t at = source.find(start); at != std::string::npos) {
-      source = source.substr(at + 1);
-      break;
-    }
-  std::vector<int32_t> ids = tok.encode(source, false);
+  std::vector<int32_t> ids = tok.encode(python_code(path), false);
   if (static_cast<int>(ids.size()) < tokens)
     throw std::runtime_error(path + " has fewer than " + std::to_string(tokens) + " tokens of code");
   ids.resize(static_cast<size_t>(tokens));

@@ -19,6 +19,8 @@ void add_bench_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 // pull, list and rm: models from the Hugging Face Hub in the cache.
 void add_pull_commands(CLI::App& app);
+// lab: prediction-first experiments (src/lab/).
+void add_lab_command(CLI::App& app);
 
 // NANOSERVE_SIMD (kernels/simd_target.h), applied before any command runs. Throws
 // std::invalid_argument for a target this CPU does not run.

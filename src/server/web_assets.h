@@ -1,5 +1,6 @@
-// The chat page's files (web/ at the top of the repository), built into the binary: the build
-// turns each into a byte string (cmake/embed_web.cmake writes the definition of web_assets()).
+// The chat page's and the lab pages' files (web/ at the top of the repository), built into the
+// binary: the build turns each into a byte string (cmake/embed_files.cmake writes the definition
+// of web_assets()).
 #pragma once
 
 #include <span>
