@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -431,8 +432,7 @@ void BatchEngine::retire_cancelled() {
   std::erase_if(waiting_, [](const SequencePtr& s) {
     if (!s->generation->cancelled()) return false;
     s->generation->finish(FinishReason::Cancelled);
-    const double now = s->timeline->ms_since_submit(std::chrono::steady_clock::now());
-    s->timeline->add({.kind = TimelineEvent::Kind::Finished, .start_ms = now, .end_ms = now});
+    s->timeline->mark(TimelineEvent::Kind::Finished);
     return true;
   });
 }
@@ -493,8 +493,7 @@ void BatchEngine::start(Sequence& seq) {
                      .end_ms = seq.timeline->ms_since_submit(now), .tokens = seq.cached});
   seq.generation->on_final_event([this, &seq] {
     release(seq);
-    const double end = seq.timeline->ms_since_submit(std::chrono::steady_clock::now());
-    seq.timeline->add({.kind = TimelineEvent::Kind::Finished, .start_ms = end, .end_ms = end});
+    seq.timeline->mark(TimelineEvent::Kind::Finished);
   });
   if (seq.speculating) draft_policy_.start(seq.slot);
   if (seq.cached == static_cast<int64_t>(seq.tokens.size())) choose_from_cached_logits(seq);
@@ -556,8 +555,7 @@ void BatchEngine::preempt(Sequence& seq) {
   ++preemptions_;
   ++seq.preemptions;
   seq.waiting_since = std::chrono::steady_clock::now();
-  const double now = seq.timeline->ms_since_submit(seq.waiting_since);
-  seq.timeline->add({.kind = TimelineEvent::Kind::Preempted, .start_ms = now, .end_ms = now});
+  seq.timeline->mark(TimelineEvent::Kind::Preempted, seq.waiting_since);
   if (watched_) pending_preempted_.push_back(seq.generation->request().id);
 }
 
@@ -597,21 +595,19 @@ void BatchEngine::record_steps(const std::vector<Sequence*>& stepping, std::vect
                     .sequences = static_cast<int64_t>(stepping.size())};
   for (size_t i = 0; i < stepping.size(); ++i) {
     TimelineEvent& event = events[i];
-    const RequestTimeline& timeline = *stepping[i]->timeline;
+    RequestTimeline& timeline = *stepping[i]->timeline;
     event.start_ms = timeline.ms_since_submit(started);
     event.end_ms = timeline.ms_since_submit(ended);
     event.step = steps_;
     event.batch_rows = record.rows;
     event.batch_sequences = record.sequences;
-    stepping[i]->timeline->add(event);
+    timeline.add(event);
     if (event.kind == TimelineEvent::Kind::Prefill || event.kind == TimelineEvent::Kind::Recompute)
       record.prefill_rows += event.tokens;
     if (event.kind == TimelineEvent::Kind::Verify) record.draft_rows += event.tokens - 1;
   }
   ++steps_;
-  if (!watched_) return;
-  pending_steps_.push_back(record);
-  if (pending_steps_.size() > EngineTrace::kMaxSteps) pending_steps_.erase(pending_steps_.begin());
+  if (watched_) pending_steps_.push_back(record);  // trimmed to kMaxSteps when a snapshot takes them
 }
 
 SequenceState BatchEngine::state_of(const Sequence& seq) const {
@@ -633,6 +629,9 @@ void BatchEngine::snapshot_if_watched(bool preempted) {
   const bool idle = running_.empty() && waiting_.empty();
   const bool due = now - last_snapshot_ >= EngineTrace::kSnapshotInterval;
   if (!(preempted || due || (idle && !idle_published_))) return;
+  if (pending_steps_.size() > EngineTrace::kMaxSteps)
+    pending_steps_.erase(pending_steps_.begin(),
+                         pending_steps_.end() - static_cast<std::ptrdiff_t>(EngineTrace::kMaxSteps));
   EngineSnapshot snapshot{.time_ms = trace_.ms_since_start(now), .steps = steps_,
                           .recent_steps = std::move(pending_steps_), .sequences = {},
                           .block_size = cache_.block_size(), .total_blocks = cache_.n_blocks(),

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "engine/timeline.h"
 #include "grammar/grammar.h"
 #include "grammar/vocabulary.h"
-#include "engine/timeline.h"
 #include "model/kv_disk_cache.h"
 
 namespace nanoserve::tokenizer {

@@ -50,6 +50,11 @@ void RequestTimeline::add(TimelineEvent event) {
   events_.push_back(event);
 }
 
+void RequestTimeline::mark(TimelineEvent::Kind kind, Clock::time_point at) {
+  const double ms = ms_since_submit(at);
+  add({.kind = kind, .start_ms = ms, .end_ms = ms});
+}
+
 void RequestTimeline::add_write(Clock::time_point start, Clock::time_point end, int64_t bytes) {
   add({.kind = TimelineEvent::Kind::Write, .start_ms = ms_since_submit(start), .end_ms = ms_since_submit(end),
        .tokens = bytes});

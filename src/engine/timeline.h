@@ -52,6 +52,8 @@ class RequestTimeline {
   double ms_since_submit(Clock::time_point t) const;
 
   void add(TimelineEvent event);
+  // An event of no duration (preempted, finished) at `at`.
+  void mark(TimelineEvent::Kind kind, Clock::time_point at = Clock::now());
   // The server wrote `bytes` of the answer between `start` and `end`.
   void add_write(Clock::time_point start, Clock::time_point end, int64_t bytes);
 

@@ -1,9 +1,10 @@
 // Carries a request's engine streams to its client: each piece of text to `send_text` as
-// it arrives (on the request's timeline, when its engine keeps one: engine/timeline.h), with the logprobs of the tokens it came from (those of tokens held back travel
-// with the next piece; those of tokens never sent, a stop string's, are dropped), timing
-// pieces for the metrics. When the client goes (a send fails or `client_connected` turns false
-// while the engine is between pieces), the streams are cancelled, so the engine drops the
-// request at its next step.
+// it arrives (and on the request's timeline, when its engine keeps one: engine/timeline.h),
+// with the logprobs of the tokens it came from (those of tokens held back travel with the next
+// piece; those of tokens never sent, a stop string's, are dropped), timing pieces for the
+// metrics. When the client goes (a send fails or `client_connected` turns false while the
+// engine is between pieces), the streams are cancelled, so the engine drops the request at its
+// next step.
 #pragma once
 
 #include <functional>

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -73,10 +75,14 @@ std::vector<http::Route> static_routes() {
 }
 
 bool is_static_page(std::string_view path) {
-  for (const WebAsset& asset : web_assets())
-    for (const std::string& p : paths_of(asset))
-      if (p == path) return true;
-  return false;
+  // Asked of every request (the API key check): the pages' paths are worked out once.
+  static const std::set<std::string, std::less<>> paths = [] {
+    std::set<std::string, std::less<>> all;
+    for (const WebAsset& asset : web_assets())
+      for (std::string& p : paths_of(asset)) all.insert(std::move(p));
+    return all;
+  }();
+  return paths.contains(path);
 }
 
 }  // namespace nanoserve::server

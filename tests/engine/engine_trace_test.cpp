@@ -21,6 +21,13 @@ namespace {
 using namespace std::chrono_literals;
 using Kind = TimelineEvent::Kind;
 
+// "r7" (built by append: GCC 12 warns falsely of overlapping copies in "r" + std::to_string(i)).
+std::string numbered(const char* prefix, size_t i) {
+  std::string name = prefix;
+  name += std::to_string(i);
+  return name;
+}
+
 TEST(BlockRuns, ConsecutiveIdsBecomeOneRun) {
   const std::vector<int32_t> blocks = {3, 4, 5, 9, 1, 2};
   const std::vector<BlockRun> runs = block_runs(blocks);
@@ -50,11 +57,11 @@ TEST(EngineTrace, KeepsTheMostRecentTimelinesAndFindsEveryChoiceOfAnId) {
   trace.open("twice", now);
   trace.open("twice", now);
   EXPECT_EQ(trace.find("twice").size(), 2u);
-  for (size_t i = 0; i < EngineTrace::kKeptTimelines; ++i) trace.open("r" + std::to_string(i), now);
+  for (size_t i = 0; i < EngineTrace::kKeptTimelines; ++i) trace.open(numbered("r", i), now);
   EXPECT_TRUE(trace.find("twice").empty());
   const auto recent = trace.recent(3);
   ASSERT_EQ(recent.size(), 3u);
-  EXPECT_EQ(recent[0]->id(), "r" + std::to_string(EngineTrace::kKeptTimelines - 1));
+  EXPECT_EQ(recent[0]->id(), numbered("r", EngineTrace::kKeptTimelines - 1));
 }
 
 TEST(EngineTrace, AWatcherThatFallsBehindStillHearsOfEveryPreemption) {
@@ -71,7 +78,7 @@ TEST(EngineTrace, AWatcherThatFallsBehindStillHearsOfEveryPreemption) {
     return s;
   };
   for (size_t i = 0; i < TraceSubscription::kMaxQueued + 5; ++i)
-    trace.publish(snapshot(static_cast<int64_t>(i), "p" + std::to_string(i)));
+    trace.publish(snapshot(static_cast<int64_t>(i), numbered("p", i)));
   std::vector<std::string> heard;
   int64_t last_steps = -1;
   while (const auto s = watcher->next(0ms)) {
@@ -114,7 +121,7 @@ TEST(BatchEngineTrace, TimelinesAndSnapshotsTellPreemptionsAndBlocks) {
   std::vector<GenerationRequest> requests;
   for (int i = 0; i < 8; ++i) {
     GenerationRequest r = test::request(std::vector<int32_t>(20 + 10 * i, 65 + i), 60);
-    r.id = "req-" + std::to_string(i);
+    r.id = numbered("req-", i);
     requests.push_back(r);
   }
   for (const test::StreamRecord& record : test::run_together(engine, requests))
