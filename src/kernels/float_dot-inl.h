@@ -1,5 +1,7 @@
 // Dot products of float weight rows (F32, F16 or BF16, widened to float in registers) with
-// float activation rows, for every Highway target (Highway's -inl pattern: included inside a
+// float activation rows, where the rows are not interleaved (the targets where interleaving does
+// not pay, matrices of rows not in whole groups of 8; the interleaved ones: float_panels-inl.h),
+// for every Highway target (Highway's -inl pattern: included inside a
 // per-target namespace of matmul_simd.cpp).
 //
 // A tile of NW weight rows × NR activation rows is computed together: each weight vector is

@@ -24,8 +24,9 @@ struct Matrix {
   int64_t n_in = 0;    // row length (ggml ne[0])
   int64_t n_out = 0;   // number of rows
   uint64_t row_bytes = 0;
-  // Q8_0, Q5_0, Q4_0, Q4_K or Q6_K rows regrouped in place by interleave_rows() (tensor/interleave.h): groups of
-  // 8 rows, in pairs (rows 16p..16p+15 at data + 16p * row_bytes); tensor::group_blocks() finds a row's group.
+  // Q8_0, Q5_0, Q4_0, Q4_K, Q6_K, F32, F16 or BF16 rows regrouped in place by interleave_rows()
+  // (tensor/interleave.h): groups of 8 rows, in pairs (rows 16p..16p+15 at data + 16p * row_bytes);
+  // tensor::group_blocks() finds a row's group.
   bool interleaved = false;
 
   uint64_t bytes() const { return row_bytes * static_cast<uint64_t>(n_out); }
@@ -34,7 +35,8 @@ struct Matrix {
 // Whether this CPU's best kernels read interleaved matrices faster than plain rows (the
 // x86 targets; elsewhere interleaved rows would be unpacked one by one).
 bool interleaving_pays();
-// Whether interleave_rows() applies: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K with whole groups of 8 rows.
+// Whether interleave_rows() applies: Q8_0, Q5_0, Q4_0, Q4_K, Q6_K, F32, F16 or BF16 with whole
+// groups of 8 rows.
 bool can_interleave(const Matrix& w);
 // Rewrites w's rows (writable memory) in the interleaved layout, on the pool's threads.
 void interleave_rows(Matrix& w, ThreadPool& pool);

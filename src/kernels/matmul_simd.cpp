@@ -12,6 +12,7 @@
 #include <hwy/highway.h>
 
 #include "kernels/float_dot-inl.h"
+#include "kernels/float_panels-inl.h"
 #include "kernels/lane_sums-inl.h"
 #include "kernels/matmul_range.h"
 #include "kernels/quant_dot-inl.h"
@@ -230,13 +231,67 @@ void FloatRange(const MatmulTask& task, int64_t o0, int64_t o1) {
   }
 }
 
+// The panels of an interleaved float matrix (float_panels-inl.h) that hold rows [o0, o1): whole
+// pairs (16 rows), side by side in tiles of several where there are many activation rows, and
+// groups of 8 (a pair's group the range starts or ends in, a last group alone). A group the
+// range cuts is computed whole and only the range's rows are written: an output's bits do not
+// depend on the tile it was computed in.
+template <class T>
+void FloatPanelRange(const MatmulTask& task, int64_t o0, int64_t o1) {
+  constexpr int64_t G = tensor::kInterleaveRows, P = tensor::kPairRows;
+  using Pair = fp::PanelShape<P>;
+  using Group = fp::PanelShape<G>;
+  const Matrix& w = *task.w;
+  const Activations& acts = *task.acts;
+  const FloatRows rows = acts.float_rows(act_type_for(w.type));
+  const int64_t n_rows = acts.n_rows(), n = w.n_in;
+  const int64_t first = o0 / G * G, last = std::min(w.n_out, (o1 + G - 1) / G * G);
+  // Decode reads one panel at a time: one stream of weights, which the hardware prefetchers
+  // follow (matmul_range.h); with more rows, tiles of several panels with software prefetch.
+  const bool stream = n_rows <= kStreamRows;
+  const uint8_t* end = stream ? NoPrefetch(w.data) : PrefetchLimit(w.data + last * w.row_bytes, last == w.n_out);
+  constexpr int kTile = std::max(Pair::kRows * Pair::kPanels * static_cast<int>(P), Group::kRows * Group::kPanels * static_cast<int>(G));
+  float tile[kTile];
+  for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
+    const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
+    for (int64_t o = first; o < last;) {
+      const bool pair = o % P == 0 && o + P <= last;  // then it is one (last <= n_out)
+      const int64_t width = pair ? P : G;
+      const int np = !stream && pair && o + Pair::kPanels * P <= last ? Pair::kPanels : 1;
+      const tensor::GroupBlocks place = tensor::group_blocks(w.type, n, w.n_out, o);
+      const uint8_t* base[Pair::kPanels];
+      for (int j = 0; j < np; ++j) base[j] = w.data + tensor::group_blocks(w.type, n, w.n_out, o + j * width).offset;
+      for (int64_t r0 = c0; r0 < c1;) {
+        const int max_rows = pair ? Pair::kRows : Group::kRows;
+        const int mr = static_cast<int>(std::min<int64_t>(max_rows, c1 - r0));
+        const FloatRows a = {rows.row(r0), rows.stride};
+        if (!pair)
+          fp::PanelRows<T, G, 1>(mr, base, place.stride, n, a, !stream, end, tile);
+        else if (np == 1)
+          fp::PanelRows<T, P, 1>(mr, base, place.stride, n, a, !stream, end, tile);
+        else
+          fp::PanelRows<T, P, Pair::kPanels>(mr, base, place.stride, n, a, !stream, end, tile);
+        const int64_t outputs = np * width;
+        const int64_t lo = std::max(o, o0), hi = std::min(o + outputs, o1);
+        for (int r = 0; r < mr; ++r)
+          std::copy(tile + r * outputs + (lo - o), tile + r * outputs + (hi - o),
+                    task.out + (r0 + r) * task.out_stride + lo);
+        r0 += mr;
+      }
+      o += np * width;
+    }
+  }
+}
+
 void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row, int32_t* groups,
                  FusedActs& fused) {
   const Matrix& w = *task.w;
   switch (w.type) {
-    case TensorType::F32: return FloatRange<float>(task, o0, o1);
-    case TensorType::F16: return FloatRange<hwy::float16_t>(task, o0, o1);
-    case TensorType::BF16: return FloatRange<hwy::bfloat16_t>(task, o0, o1);
+    case TensorType::F32: return w.interleaved ? FloatPanelRange<float>(task, o0, o1) : FloatRange<float>(task, o0, o1);
+    case TensorType::F16:
+      return w.interleaved ? FloatPanelRange<hwy::float16_t>(task, o0, o1) : FloatRange<hwy::float16_t>(task, o0, o1);
+    case TensorType::BF16:
+      return w.interleaved ? FloatPanelRange<hwy::bfloat16_t>(task, o0, o1) : FloatRange<hwy::bfloat16_t>(task, o0, o1);
     default: break;
   }
   if (!HasFusedDot(w.type)) return RowRange(task, o0, o1, row, groups);

@@ -202,7 +202,7 @@ void DecodedRow::reserve(int64_t n) {
   dmin.resize(n / kB + 1);
   sc.resize(n / 16 + 1);
   mn.resize(n / 16 + 1);
-  raw.resize(n / kB * sizeof(tensor::BlockQ8_0));
+  raw.resize(n * sizeof(float));  // the largest row an interleaved matrix unpacks: F32
 }
 
 void decode_row(TensorType type, const uint8_t* row, int64_t n, DecodedRow& out) {

@@ -55,7 +55,8 @@ int64_t Model::set_context(int64_t positions) {
   return positions;
 }
 
-// Where this CPU's kernels read them faster, Q8_0 matrices are regrouped in place by 8 rows
+// Where this CPU's kernels read them faster, the matrices of the types that have an interleaved
+// layout (quantized and float) are regrouped in place by 8 rows
 // (tensor/interleave.h), in the process's own copy of the weights (File::make_private_writable:
 // as much memory as the mapped pages it replaces); the file does not change.
 void Model::interleave_weights() {

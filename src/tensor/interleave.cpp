@@ -20,8 +20,15 @@ struct RowBlock {
   uint8_t u[kLegacyBlock];
 };
 
+bool is_float(TensorType type) {
+  return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16;
+}
+
 size_t file_block_bytes(TensorType type) {
   switch (type) {
+    case TensorType::F32: return 4;
+    case TensorType::F16:
+    case TensorType::BF16: return 2;
     case TensorType::Q8_0: return sizeof(BlockQ8_0);
     case TensorType::Q5_0: return sizeof(BlockQ5_0);
     case TensorType::Q4_0: return sizeof(BlockQ4_0);
@@ -84,6 +91,19 @@ uint8_t get_level(TensorType type, const uint8_t* block, int k, int p) {
   const uint8_t low = k % 2 ? nibbles >> 4 : nibbles & 0x0f;
   if (type != TensorType::Q5_0) return low;
   return static_cast<uint8_t>(low | (block[kScales + 128 + 4 * k + p / 8] >> p % 8 & 1) << 4);
+}
+
+// Float rows (8 of n elements of U's size, at `in`) as interleaved blocks of one element: block
+// b holds element b of each row, row j at b * 8 + j.
+template <class U>
+void transpose_rows(const uint8_t* in, int64_t n, uint8_t* out) {
+  for (int j = 0; j < kInterleaveRows; ++j) {
+    for (int64_t b = 0; b < n; ++b) {
+      U v;
+      std::memcpy(&v, in + (j * n + b) * sizeof(U), sizeof(U));
+      std::memcpy(out + (b * kInterleaveRows + j) * sizeof(U), &v, sizeof(U));
+    }
+  }
 }
 
 // ---- Q4_K (see the header): offsets inside one interleaved super-block ----
@@ -197,10 +217,11 @@ void deinterleave_q6_k_block(const uint8_t* in, int row, uint8_t* out) {
 
 bool has_interleaved_layout(TensorType type) {
   return type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0 ||
-         type == TensorType::Q4_K || type == TensorType::Q6_K;
+         type == TensorType::Q4_K || type == TensorType::Q6_K || is_float(type);
 }
 
 int64_t interleaved_block_elems(TensorType type) {
+  if (is_float(type)) return 1;
   return type == TensorType::Q4_K || type == TensorType::Q6_K ? kSuperBlock : kLegacyBlock;
 }
 
@@ -210,6 +231,8 @@ void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
   const int64_t blocks = n / interleaved_block_elems(type);
   const size_t block_bytes = file_block_bytes(type), row_bytes = static_cast<size_t>(blocks) * block_bytes;
   std::memcpy(tmp, rows, kInterleaveRows * row_bytes);
+  if (type == TensorType::F32) return transpose_rows<uint32_t>(tmp, n, rows);
+  if (is_float(type)) return transpose_rows<uint16_t>(tmp, n, rows);
   if (type == TensorType::Q4_K || type == TensorType::Q6_K) {
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* in[kInterleaveRows];
@@ -257,6 +280,10 @@ GroupBlocks group_blocks(TensorType type, int64_t n, int64_t n_out, int64_t o) {
 void deinterleave_row(TensorType type, const uint8_t* first_block, uint64_t stride, int64_t n, int lane,
                       uint8_t* out) {
   const size_t block_bytes = file_block_bytes(type);
+  if (is_float(type)) {
+    for (int64_t b = 0; b < n; ++b) std::memcpy(out + b * block_bytes, first_block + b * stride + lane * block_bytes, block_bytes);
+    return;
+  }
   if (type == TensorType::Q4_K || type == TensorType::Q6_K) {
     for (int64_t b = 0; b < n / kSuperBlock; ++b) {
       const uint8_t* in = first_block + b * stride;

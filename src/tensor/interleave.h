@@ -1,6 +1,6 @@
-// Rows of Q8_0, Q5_0, Q4_0, Q4_K and Q6_K interleaved in groups of 8: the layout
-// the x86 matmul kernels read fastest, made in place from 8 consecutive rows at model load
-// (same size).
+// Rows of Q8_0, Q5_0, Q4_0, Q4_K, Q6_K, F32, F16 and BF16 interleaved in groups of 8: the
+// layout the x86 matmul kernels read fastest, made in place from 8 consecutive rows at model
+// load (same size).
 //
 // A group of 8 rows of n elements is n/32 blocks of 8 × sizeof(block) bytes. Block b holds
 // the 8 rows' block b: first their 8 scales (fp16, row j at bytes 2j..2j+1), then their
@@ -25,6 +25,11 @@
 // vectors and their top 2 bits in 2 more: bits 2h..2h+1 of byte p of vector v belong to
 // byte p of chunk 4v + h.
 //
+// F32, F16 and BF16 blocks are one element: block b holds element b of the 8 rows, row j at
+// j × the element's size. A pair of groups (below) then holds, for each element, the 16 rows'
+// values side by side: a vector of them is 16 outputs' next term (kernels/float_panels-inl.h),
+// with no sums across lanes.
+//
 // A matrix's groups then go in pairs, block by block: rows 16p..16p+15 (groups 2p and 2p + 1)
 // hold group 2p's block 0, group 2p + 1's block 0, group 2p's block 1, ..., so that a kernel
 // taking the two groups at once (16 rows a step) reads them as one sequential stream, which
@@ -42,12 +47,12 @@ namespace nanoserve::tensor {
 inline constexpr int kInterleaveRows = 8;
 inline constexpr int kPairRows = 2 * kInterleaveRows;
 
-// Whether rows of `type` have an interleaved layout (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K).
+// Whether rows of `type` have an interleaved layout (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K, F32, F16, BF16).
 bool has_interleaved_layout(gguf::TensorType type);
 
-// Bytes of one interleaved block (8 rows × 32 elements, or 256 for the K-quants) of `type`.
+// Bytes of one interleaved block (8 rows × 32 elements, 256 for the K-quants, 1 for floats) of `type`.
 size_t interleaved_block_bytes(gguf::TensorType type);
-// Elements of each row in one interleaved block: 32, or 256 for the K-quants.
+// Elements of each row in one interleaved block: 32, 256 for the K-quants, 1 for floats.
 int64_t interleaved_block_elems(gguf::TensorType type);
 
 // Rewrites 8 consecutive rows of n elements (n a multiple of the block), starting at `rows`, as one

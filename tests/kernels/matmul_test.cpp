@@ -198,6 +198,24 @@ TEST(Matmul, ManyMatricesEqualSeparateCalls) {
   EXPECT_EQ(many_c, one_c);
 }
 
+// Each of `rows` activation rows of x multiplied alone (decode) by m, whose weights decode to
+// w's: into `alone`, each output the reference's to float rounding.
+void rows_alone_near_reference(const TestMatrix& w, const Matrix& m, const std::vector<float>& x, int64_t rows,
+                               const std::vector<float>& ref, ThreadPool& pool, MatmulScratch& scratch,
+                               std::vector<float>& alone, const std::string& where) {
+  const int64_t n_in = m.n_in, n_out = m.n_out;
+  Activations acts;
+  for (int64_t r = 0; r < rows; ++r) {
+    acts.set(x.data() + r * n_in, 1, n_in, n_in);
+    matmul(m, acts, alone.data() + r * n_out, n_out, pool, scratch);
+    for (int64_t o = 0; o < n_out; ++o) {
+      float magnitude = 0.0f;
+      for (int64_t i = 0; i < n_in; ++i) magnitude += std::fabs(w.decoded[o * n_in + i] * x[r * n_in + i]);
+      ASSERT_NEAR(alone[r * n_out + o], ref[r * n_out + o], 1e-5f * (magnitude + 1e-3f)) << where;
+    }
+  }
+}
+
 // Float weights: a row's result is the same whether it is computed alone (decode's tiles of
 // eight weight rows) or in a batch of any size (tiles of four, with up to six activation rows),
 // on every target, also for rows that do not fill whole cache lines; and it is the reference's
@@ -215,15 +233,7 @@ TEST(Matmul, FloatWeightsGiveARowTheSameResultAloneOrInABatch) {
     MatmulScratch scratch(2, n_in);
     for (int64_t target : EverySimdTarget()) {
       const std::string where = std::string(gguf::type_name(type)) + " " + hwy::TargetName(target);
-      for (int64_t r = 0; r < max_rows; ++r) {
-        acts.set(x.data() + r * n_in, 1, n_in, n_in);
-        matmul(w.m, acts, alone.data() + r * n_out, n_out, pool, scratch);
-        for (int64_t o = 0; o < n_out; ++o) {
-          float magnitude = 0.0f;
-          for (int64_t i = 0; i < n_in; ++i) magnitude += std::fabs(w.decoded[o * n_in + i] * x[r * n_in + i]);
-          ASSERT_NEAR(alone[r * n_out + o], ref[r * n_out + o], 1e-5f * (magnitude + 1e-3f)) << where;
-        }
-      }
+      ASSERT_NO_FATAL_FAILURE(rows_alone_near_reference(w, w.m, x, max_rows, ref, pool, scratch, alone, where));
       for (int64_t rows = 2; rows <= max_rows; ++rows) {
         acts.set(x.data(), rows, n_in, n_in);
         matmul(w.m, acts, got.data(), n_out, pool, scratch);
@@ -248,6 +258,22 @@ TEST(Matmul, RejectsMismatchedShapesAndTypes) {
 
 namespace nanoserve::kernels {
 namespace {
+
+// packed (a copy of w) interleaved in place, once only; then every row unpacks to w's bytes.
+void interleave_and_unpack_rows(const TestMatrix& w, TestMatrix& packed, ThreadPool& pool) {
+  packed.m.data = packed.bytes.data();
+  ASSERT_TRUE(can_interleave(packed.m));
+  interleave_rows(packed.m, pool);
+  EXPECT_TRUE(packed.m.interleaved);
+  EXPECT_FALSE(can_interleave(packed.m));  // never twice
+  EXPECT_NE(packed.bytes, w.bytes);
+  DecodedRow row;
+  row.reserve(w.m.n_in);
+  for (int64_t o = 0; o < w.m.n_out; ++o) {
+    const uint8_t* got = weight_row(packed.m, o, row);
+    ASSERT_TRUE(std::equal(got, got + w.m.row_bytes, w.bytes.data() + o * w.m.row_bytes)) << "row " << o;
+  }
+}
 
 // A matrix interleaved by 8 rows, its groups in pairs (40 rows: two pairs and a last group
 // alone), gives on every target and for any split of its rows (whole pairs, a pair's second
@@ -277,19 +303,8 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
     std::fill(row_at(29) + 2, row_at(29) + w.m.row_bytes / 10, 0xff);
   }
   TestMatrix packed = w;
-  packed.m.data = packed.bytes.data();
   ThreadPool pool(1);
-  ASSERT_TRUE(can_interleave(packed.m));
-  interleave_rows(packed.m, pool);
-  EXPECT_TRUE(packed.m.interleaved);
-  EXPECT_FALSE(can_interleave(packed.m));  // never twice
-  EXPECT_NE(packed.bytes, w.bytes);
-  DecodedRow row;
-  row.reserve(n_in);
-  for (int64_t o = 0; o < n_out; ++o) {
-    const uint8_t* got = weight_row(packed.m, o, row);
-    ASSERT_TRUE(std::equal(got, got + w.m.row_bytes, w.bytes.data() + o * w.m.row_bytes)) << "row " << o;
-  }
+  ASSERT_NO_FATAL_FAILURE(interleave_and_unpack_rows(w, packed, pool));
 
   for (int64_t n_rows : {1, 2, 3, 4, 5, 8, 9, 10, 11, 21, 70}) {  // decode, every tile kind, split tiles, chunks
     const auto x = random_floats(n_in * n_rows, 32 + n_rows);
@@ -329,6 +344,57 @@ INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatmul,
                          ::testing::Values(TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0, TensorType::Q4_K,
                                            TensorType::Q6_K),
                          [](const auto& info) { return std::string(gguf::type_name(info.param)); });
+
+}  // namespace
+}  // namespace nanoserve::kernels
+
+namespace nanoserve::kernels {
+namespace {
+
+// Float weights interleaved by 8 rows (kernels/float_panels-inl.h; 40 rows: two pairs and a last
+// group alone; an odd row length, so the even chain has the last element): every row unpacks to
+// the file's bytes; on every target each output is the reference's to float rounding, and the
+// same bits whatever the tile it is computed in: a row alone (decode), in a batch of any size
+// (prefill, a verify step), any number of threads, ranges that cut groups and pairs.
+TEST(InterleavedFloatMatmul, ARowGivesTheSameBitsInEveryTileAndTheReferenceToRounding) {
+  const int64_t n_in = 201, n_out = 40, max_rows = 70;
+  for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
+    TestMatrix w(type, n_in, n_out, 41);
+    TestMatrix packed = w;
+    ThreadPool pool(1);
+    ASSERT_NO_FATAL_FAILURE(interleave_and_unpack_rows(w, packed, pool));
+    const auto x = random_floats(n_in * max_rows, 42);
+    Activations acts;
+    acts.set(x.data(), max_rows, n_in, n_in);
+    std::vector<float> ref(max_rows * n_out), alone(max_rows * n_out), got(max_rows * n_out);
+    matmul_reference(w.m, acts, ref.data(), n_out);
+    for (int64_t target : EverySimdTarget()) {
+      const std::string where = std::string(gguf::type_name(type)) + " " + hwy::TargetName(target);
+      MatmulScratch scratch(3, n_in);
+      ASSERT_NO_FATAL_FAILURE(rows_alone_near_reference(w, packed.m, x, max_rows, ref, pool, scratch, alone, where));
+      for (int64_t rows : {2, 3, 4, 5, 7, 8, 9, 13, 64, 65, 70}) {
+        acts.set(x.data(), rows, n_in, n_in);
+        for (int threads : {1, 3}) {
+          ThreadPool p(threads);
+          std::fill(got.begin(), got.end(), -1.0f);
+          matmul(packed.m, acts, got.data(), n_out, p, scratch);
+          for (int64_t k = 0; k < rows * n_out; ++k)
+            ASSERT_EQ(got[k], alone[k]) << where << " batch of " << rows << ", " << threads << " threads";
+        }
+        for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{3, 37}, {8, 40}, {0, 24}, {17, 18}}) {
+          std::fill(got.begin(), got.end(), -1.0f);
+          acts.prepare(act_type_for(type));
+          matmul_range_simd({&packed.m, &acts, got.data(), n_out}, begin, end, scratch.row(0), scratch.groups(0),
+                            scratch.fused(0));
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t o = 0; o < n_out; ++o)
+              ASSERT_EQ(got[r * n_out + o], o >= begin && o < end ? alone[r * n_out + o] : -1.0f)
+                  << where << " row " << r << " out " << o << " range " << begin << ".." << end;
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace nanoserve::kernels
