@@ -131,6 +131,20 @@ void PanelRows(int mr, const uint8_t* const* base, uint64_t stride, int64_t n, F
   }
 }
 
+// np (1..kPanels) panels side by side.
+template <class T, size_t W>
+void PanelsRows(int np, int mr, const uint8_t* const* base, uint64_t stride, int64_t n, FloatRows a, bool prefetch,
+                const uint8_t* end, float* out) {
+  constexpr int kPanels = PanelShape<W>::kPanels;
+  if constexpr (kPanels >= 3) {
+    if (np >= 3) return PanelRows<T, W, 3>(mr, base, stride, n, a, prefetch, end, out);
+  }
+  if constexpr (kPanels >= 2) {
+    if (np == 2) return PanelRows<T, W, 2>(mr, base, stride, n, a, prefetch, end, out);
+  }
+  PanelRows<T, W, 1>(mr, base, stride, n, a, prefetch, end, out);
+}
+
 }  // namespace fp
 }  // namespace HWY_NAMESPACE
 }  // namespace nanoserve::kernels

@@ -257,7 +257,7 @@ void FloatPanelRange(const MatmulTask& task, int64_t o0, int64_t o1) {
     for (int64_t o = first; o < last;) {
       const bool pair = o % P == 0 && o + P <= last;  // then it is one (last <= n_out)
       const int64_t width = pair ? P : G;
-      const int np = !stream && pair && o + Pair::kPanels * P <= last ? Pair::kPanels : 1;
+      const int np = stream || !pair ? 1 : static_cast<int>(std::min<int64_t>(Pair::kPanels, (last - o) / P));
       const tensor::GroupBlocks place = tensor::group_blocks(w.type, n, w.n_out, o);
       const uint8_t* base[Pair::kPanels];
       for (int j = 0; j < np; ++j) base[j] = w.data + tensor::group_blocks(w.type, n, w.n_out, o + j * width).offset;
@@ -267,10 +267,8 @@ void FloatPanelRange(const MatmulTask& task, int64_t o0, int64_t o1) {
         const FloatRows a = {rows.row(r0), rows.stride};
         if (!pair)
           fp::PanelRows<T, G, 1>(mr, base, place.stride, n, a, !stream, end, tile);
-        else if (np == 1)
-          fp::PanelRows<T, P, 1>(mr, base, place.stride, n, a, !stream, end, tile);
         else
-          fp::PanelRows<T, P, Pair::kPanels>(mr, base, place.stride, n, a, !stream, end, tile);
+          fp::PanelsRows<T, P>(np, mr, base, place.stride, n, a, !stream, end, tile);
         const int64_t outputs = np * width;
         const int64_t lo = std::max(o, o0), hi = std::min(o + outputs, o1);
         for (int r = 0; r < mr; ++r)
