@@ -1,4 +1,4 @@
-// Matmul kernels on the shapes of qwen2.5-0.5b, one thread, weights and activations in cache
+// Matmul kernels on the shapes of qwen2.5-0.5b (and pycoder's F32 gate and up), one thread, weights and activations in cache
 // or not as the shape decides: 1 activation row (decode), 5 and 9 (verify steps), 8 (a batch's
 // decode) and 64 (a prefill slice).
 // Reports GMAC/s and, for decode, weight GB/s; quantize/Q8_0 times the activation rounding
@@ -74,6 +74,8 @@ void Register() {
       {TensorType::Q4_0, 896, 4864, true}, {TensorType::Q5_0, 896, 4864}, {TensorType::Q5_0, 896, 4864, true},
       {TensorType::Q4_K, 4864, 896}, {TensorType::Q4_K, 4864, 896, true}, {TensorType::Q6_K, 4864, 896},
       {TensorType::Q6_K, 4864, 896, true}, {TensorType::F16, 896, 4864}, {TensorType::F16, 4864, 896},
+      {TensorType::F16, 896, 4864, true}, {TensorType::F16, 4864, 896, true},
+      {TensorType::F32, 256, 1536, true},  // pycoder's gate and up
   };
   for (const Case& c : cases) {
     // F16 in both shapes (rows of 4864, the down projection's, are named "long").
