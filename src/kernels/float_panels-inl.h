@@ -35,12 +35,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Accumulator registers a tile may take: 24 of 32 vector registers (AVX-512, NEON, SVE), 12 of
 // 16 (AVX2, SSE4), leaving room for the panel vectors and the broadcast activation.
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_AVX3 && HWY_TARGET != HWY_AVX3_DL && HWY_TARGET != HWY_AVX3_ZEN4 && \
-    HWY_TARGET != HWY_AVX3_SPR
-constexpr int kAccumulators = 12;
-#else
-constexpr int kAccumulators = 24;
-#endif
+constexpr int kAccumulators = !HWY_ARCH_X86 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL ? 24 : 12;
 
 // W outputs' vectors: V of N lanes.
 template <size_t W>
