@@ -1,6 +1,6 @@
-// Matmul kernels on the shapes of qwen2.5-0.5b (and pycoder's F32 gate and up), one thread, weights and activations in cache
-// or not as the shape decides: 1 activation row (decode), 5 and 9 (verify steps), 8 (a batch's
-// decode) and 64 (a prefill slice).
+// Matmul kernels on the shapes of qwen2.5-0.5b (and pycoder's F32 gate and up), one thread,
+// weights and activations in cache or not as the shape decides: 1 activation row (decode), 5 and
+// 9 (verify steps), 8 (a batch's decode) and 64 (a prefill slice).
 // Reports GMAC/s and, for decode, weight GB/s; quantize/Q8_0 times the activation rounding
 // that precedes them. On a shared machine read the `min` rows
 // (./build/bench/matmul_bench --benchmark_repetitions=9): the least disturbed run.

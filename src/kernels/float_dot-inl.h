@@ -1,8 +1,8 @@
 // Dot products of float weight rows (F32, F16 or BF16, widened to float in registers) with
 // float activation rows, where the rows are not interleaved (the targets where interleaving does
 // not pay, matrices of rows not in whole groups of 8; the interleaved ones: float_panels-inl.h),
-// for every Highway target (Highway's -inl pattern: included inside a
-// per-target namespace of matmul_simd.cpp).
+// for every Highway target (Highway's -inl pattern: included inside a per-target namespace of
+// matmul_simd.cpp).
 //
 // A tile of NW weight rows × NR activation rows is computed together: each weight vector is
 // widened once and multiplied into every activation row of the tile, each activation vector
@@ -38,13 +38,13 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-// N weights from p, as floats (T = float, hwy::float16_t or hwy::bfloat16_t).
-template <class T>
-HWY_INLINE VF LoadWide(const T* p) {
+// Lanes(d) weights from p, as floats (T = float, hwy::float16_t or hwy::bfloat16_t).
+template <class D, class T>
+HWY_INLINE hn::Vec<D> LoadWide(D d, const T* p) {
   if constexpr (std::is_same_v<T, float>) {
-    return hn::LoadU(DF(), p);
+    return hn::LoadU(d, p);
   } else {
-    return hn::PromoteTo(DF(), hn::LoadU(hn::Rebind<T, DF>(), p));
+    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<T, D>(), p));
   }
 }
 
@@ -76,7 +76,7 @@ HWY_NOINLINE void FloatTile(const uint8_t* w0, uint64_t row_bytes, const uint8_t
     for (int i = 0; i < NW; ++i) PrefetchAhead<64, Ahead::kL2>(reinterpret_cast<const uint8_t*>(w[i] + k), end);
     for (int64_t v = k; v < k + kLine; v += N) {
       VF wv[NW];
-      for (int i = 0; i < NW; ++i) wv[i] = LoadWide(w[i] + v);
+      for (int i = 0; i < NW; ++i) wv[i] = LoadWide(df, w[i] + v);
       for (int r = 0; r < NR; ++r) {
         const VF av = hn::LoadU(df, a.row(r) + v);
         for (int i = 0; i < NW; ++i) acc[i][r] = hn::MulAdd(wv[i], av, acc[i][r]);

@@ -20,11 +20,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include <hwy/highway.h>
 
 #include "kernels/activations.h"
+#include "kernels/float_dot-inl.h"
 #include "kernels/prefetch-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -50,16 +50,6 @@ struct PanelShape {
   static constexpr int kRows = std::max(1, kAccumulators / (2 * kPanels * V));
 };
 
-// W weights of type T at p, as floats.
-template <class D, class T>
-HWY_INLINE hn::Vec<D> LoadPanel(D d, const T* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    return hn::LoadU(d, p);
-  } else {
-    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<T, D>(), p));
-  }
-}
-
 // Element k of NP panels times activation rows 0..MR-1's element k, into one chain's
 // accumulators.
 template <class T, class D, int V, int MR, int NP>
@@ -69,7 +59,7 @@ HWY_INLINE void AddElement(D d, hn::Vec<D> (&acc)[NP][V][MR], const uint8_t* con
   hn::Vec<D> w[NP][V];
   for (int p = 0; p < NP; ++p) {
     const T* e = reinterpret_cast<const T*>(base[p] + static_cast<uint64_t>(k) * stride);
-    for (int v = 0; v < V; ++v) w[p][v] = LoadPanel(d, e + v * N);
+    for (int v = 0; v < V; ++v) w[p][v] = fd::LoadWide(d, e + v * N);
   }
   for (int r = 0; r < MR; ++r) {
     const hn::Vec<D> x = hn::Set(d, a.row(r)[k]);
@@ -111,33 +101,25 @@ HWY_NOINLINE void PanelTile(const uint8_t* const* base, uint64_t stride, int64_t
         hn::StoreU(hn::Add(even[p][v][r], odd[p][v][r]), d, out + r * NP * W + p * W + v * N);
 }
 
-// MR (1..kRows) activation rows against NP panels (NP = kPanels, or 1).
-template <class T, size_t W, int NP>
+// mr (1..kRows) activation rows against NP panels: the tile of mr rows (MR counts up to it, so
+// that each tile's accumulators stay in registers).
+template <class T, size_t W, int NP, int MR = 1>
 void PanelRows(int mr, const uint8_t* const* base, uint64_t stride, int64_t n, FloatRows a, bool prefetch,
                const uint8_t* end, float* out) {
-  constexpr int kRows = PanelShape<W>::kRows;
-  switch (std::min(mr, kRows)) {
-    case 1: return PanelTile<T, W, 1, NP>(base, stride, n, a, prefetch, end, out);
-    case 2: if constexpr (kRows >= 2) return PanelTile<T, W, 2, NP>(base, stride, n, a, prefetch, end, out);
-    [[fallthrough]];
-    case 3: if constexpr (kRows >= 3) return PanelTile<T, W, 3, NP>(base, stride, n, a, prefetch, end, out);
-    [[fallthrough]];
-    default: return PanelTile<T, W, kRows, NP>(base, stride, n, a, prefetch, end, out);
+  if constexpr (MR < PanelShape<W>::kRows) {
+    if (mr > MR) return PanelRows<T, W, NP, MR + 1>(mr, base, stride, n, a, prefetch, end, out);
   }
+  PanelTile<T, W, MR, NP>(base, stride, n, a, prefetch, end, out);
 }
 
-// np (1..kPanels) panels side by side.
-template <class T, size_t W>
+// np (1..kPanels) panels side by side, mr activation rows.
+template <class T, size_t W, int NP = 1>
 void PanelsRows(int np, int mr, const uint8_t* const* base, uint64_t stride, int64_t n, FloatRows a, bool prefetch,
                 const uint8_t* end, float* out) {
-  constexpr int kPanels = PanelShape<W>::kPanels;
-  if constexpr (kPanels >= 3) {
-    if (np >= 3) return PanelRows<T, W, 3>(mr, base, stride, n, a, prefetch, end, out);
+  if constexpr (NP < PanelShape<W>::kPanels) {
+    if (np > NP) return PanelsRows<T, W, NP + 1>(np, mr, base, stride, n, a, prefetch, end, out);
   }
-  if constexpr (kPanels >= 2) {
-    if (np == 2) return PanelRows<T, W, 2>(mr, base, stride, n, a, prefetch, end, out);
-  }
-  PanelRows<T, W, 1>(mr, base, stride, n, a, prefetch, end, out);
+  PanelRows<T, W, NP>(mr, base, stride, n, a, prefetch, end, out);
 }
 
 }  // namespace fp

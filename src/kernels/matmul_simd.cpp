@@ -250,7 +250,7 @@ void FloatPanelRange(const MatmulTask& task, int64_t o0, int64_t o1) {
   // follow (matmul_range.h); with more rows, tiles of several panels with software prefetch.
   const bool stream = n_rows <= kStreamRows;
   const uint8_t* end = stream ? NoPrefetch(w.data) : PrefetchLimit(w.data + last * w.row_bytes, last == w.n_out);
-  constexpr int kTile = std::max(Pair::kRows * Pair::kPanels * static_cast<int>(P), Group::kRows * Group::kPanels * static_cast<int>(G));
+  constexpr int kTile = std::max(Pair::kRows * Pair::kPanels * static_cast<int>(P), Group::kRows * static_cast<int>(G));
   float tile[kTile];
   for (int64_t c0 = 0; c0 < n_rows; c0 += kChunkRows) {
     const int64_t c1 = std::min(n_rows, c0 + kChunkRows);
@@ -258,17 +258,17 @@ void FloatPanelRange(const MatmulTask& task, int64_t o0, int64_t o1) {
       const bool pair = o % P == 0 && o + P <= last;  // then it is one (last <= n_out)
       const int64_t width = pair ? P : G;
       const int np = stream || !pair ? 1 : static_cast<int>(std::min<int64_t>(Pair::kPanels, (last - o) / P));
-      const tensor::GroupBlocks place = tensor::group_blocks(w.type, n, w.n_out, o);
+      const uint64_t stride = tensor::group_blocks(w.type, n, w.n_out, o).stride;
       const uint8_t* base[Pair::kPanels];
       for (int j = 0; j < np; ++j) base[j] = w.data + tensor::group_blocks(w.type, n, w.n_out, o + j * width).offset;
+      const int max_rows = pair ? Pair::kRows : Group::kRows;
       for (int64_t r0 = c0; r0 < c1;) {
-        const int max_rows = pair ? Pair::kRows : Group::kRows;
         const int mr = static_cast<int>(std::min<int64_t>(max_rows, c1 - r0));
         const FloatRows a = {rows.row(r0), rows.stride};
-        if (!pair)
-          fp::PanelRows<T, G, 1>(mr, base, place.stride, n, a, !stream, end, tile);
+        if (pair)
+          fp::PanelsRows<T, P>(np, mr, base, stride, n, a, !stream, end, tile);
         else
-          fp::PanelsRows<T, P>(np, mr, base, place.stride, n, a, !stream, end, tile);
+          fp::PanelRows<T, G, 1>(mr, base, stride, n, a, !stream, end, tile);
         const int64_t outputs = np * width;
         const int64_t lo = std::max(o, o0), hi = std::min(o + outputs, o1);
         for (int r = 0; r < mr; ++r)
@@ -285,7 +285,8 @@ void MatmulRange(const MatmulTask& task, int64_t o0, int64_t o1, DecodedRow& row
                  FusedActs& fused) {
   const Matrix& w = *task.w;
   switch (w.type) {
-    case TensorType::F32: return w.interleaved ? FloatPanelRange<float>(task, o0, o1) : FloatRange<float>(task, o0, o1);
+    case TensorType::F32:
+      return w.interleaved ? FloatPanelRange<float>(task, o0, o1) : FloatRange<float>(task, o0, o1);
     case TensorType::F16:
       return w.interleaved ? FloatPanelRange<hwy::float16_t>(task, o0, o1) : FloatRange<hwy::float16_t>(task, o0, o1);
     case TensorType::BF16:

@@ -281,7 +281,8 @@ void deinterleave_row(TensorType type, const uint8_t* first_block, uint64_t stri
                       uint8_t* out) {
   const size_t block_bytes = file_block_bytes(type);
   if (is_float(type)) {
-    for (int64_t b = 0; b < n; ++b) std::memcpy(out + b * block_bytes, first_block + b * stride + lane * block_bytes, block_bytes);
+    for (int64_t b = 0; b < n; ++b)
+      std::memcpy(out + b * block_bytes, first_block + b * stride + lane * block_bytes, block_bytes);
     return;
   }
   if (type == TensorType::Q4_K || type == TensorType::Q6_K) {

@@ -371,7 +371,8 @@ TEST(InterleavedFloatMatmul, ARowGivesTheSameBitsInEveryTileAndTheReferenceToRou
     for (int64_t target : EverySimdTarget()) {
       const std::string where = std::string(gguf::type_name(type)) + " " + hwy::TargetName(target);
       MatmulScratch scratch(3, n_in);
-      ASSERT_NO_FATAL_FAILURE(rows_alone_near_reference(w, packed.m, x, max_rows, ref, pool, scratch, alone, where));
+      ASSERT_NO_FATAL_FAILURE(
+          rows_alone_near_reference(w, packed.m, x, max_rows, ref, pool, scratch, alone, where));
       for (int64_t rows : {2, 3, 4, 5, 7, 8, 9, 13, 64, 65, 70}) {
         acts.set(x.data(), rows, n_in, n_in);
         for (int threads : {1, 3}) {
