@@ -48,16 +48,23 @@ HWY_EXPORT(SumBytes);
 
 RegionRead read_region(kernels::ThreadPool& pool, std::span<const uint8_t> region) {
   constexpr size_t kBlock = 16 * 1024;  // bytes per task
-  const size_t n_blocks = (region.size() + kBlock - 1) / kBlock;
+  // The blocks start on cache lines. A GGUF file's tensor data may start 32 bytes into one (its
+  // alignment is 32), and the same bytes read from there measured 15-25% slower than from the
+  // next line on the Zen 4 VM (2 threads, 256- and 512-bit reads alike), which made decode look
+  // closer to the memory's limit than it was. The bytes before the first line are summed apart.
+  constexpr size_t kLine = 64;
+  const size_t head = std::min(region.size(), (kLine - reinterpret_cast<uintptr_t>(region.data()) % kLine) % kLine);
+  const std::span<const uint8_t> lines = region.subspan(head);
+  const size_t n_blocks = (lines.size() + kBlock - 1) / kBlock;
   std::vector<uint64_t> sums(pool.size(), 0);  // per thread, so that the reads are kept
   const auto start = std::chrono::steady_clock::now();
   pool.run(static_cast<int64_t>(n_blocks), [&](int64_t b0, int64_t b1, int thread) {
     const size_t begin = static_cast<size_t>(b0) * kBlock;
-    const size_t end = std::min(region.size(), static_cast<size_t>(b1) * kBlock);
-    sums[thread] += HWY_DYNAMIC_DISPATCH(SumBytes)(region.data() + begin, end - begin);
+    const size_t end = std::min(lines.size(), static_cast<size_t>(b1) * kBlock);
+    sums[thread] += HWY_DYNAMIC_DISPATCH(SumBytes)(lines.data() + begin, end - begin);
   });
+  uint64_t checksum = HWY_DYNAMIC_DISPATCH(SumBytes)(region.data(), head);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  uint64_t checksum = 0;
   for (uint64_t v : sums) checksum += v;
   return {static_cast<double>(region.size()) / s, checksum};
 }
