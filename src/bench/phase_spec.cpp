@@ -1,14 +1,14 @@
 // spec: speculative decoding. Rows per part, each with its `case` (and `spec`: off, lookup or
-// draft, the server's --spec):
+// draft, the server's --spec, or draft-always: --spec draft --draft-policy always, fixed lengths):
 //   step            (kind "step") one forward step of 1..spec_rows rows of one sequence after
 //                   spec_prompt positions, on the main model, in-process: what a verify step of
 //                   k draft tokens (k + 1 rows) costs beside a decode step (1 row);
 //   continue        pycoder-f32 continuing spec_files Python files (spec_prompt tokens from the
 //                   file's first definition on, spec_max_tokens greedy tokens), one stream, with
-//                   spec off, lookup and draft (pycoder-q4_k_m drafting), the three servers side
-//                   by side, their order turned around from one file to the next;
-//   streams         `streams` of those continuations at once, off, lookup and draft, two rounds
-//                   each per suite repeat (A B C C B A);
+//                   spec off, lookup, draft and draft-always (pycoder-q4_k_m drafting), the four
+//                   servers side by side, their order turned around from one file to the next;
+//   streams         `streams` of those continuations at once on each server, two rounds each per
+//                   suite repeat (A B C D D C B A);
 //   in_flight       `streams` streams kept in flight, each sending kInFlightRequests of them
 //                   one after another, a round per server and suite repeat (after the repeat's
 //                   `streams` rounds, the servers' order turned around from one repeat to the next);
@@ -40,6 +40,10 @@ constexpr int kStepRepeatsPerRepeat = 5;  // timed steps per row count and suite
 constexpr int kInFlightRequests = 4;
 
 // The files continued: modules of the standard library, code of many styles.
+// The pycoder servers' drafters (the rows' `spec`).
+const std::vector<std::string> kSpecServerModes = {"off", "lookup", "draft", "draft-always"};
+const double kSpecServers = static_cast<double>(kSpecServerModes.size());
+
 const std::vector<std::string> kSourceFiles = {"argparse.py", "csv.py",     "dataclasses.py", "functools.py",
                                                "heapq.py",    "textwrap.py", "pathlib.py",     "configparser.py",
                                                "shlex.py",    "tokenize.py", "enum.py",        "fractions.py"};
@@ -50,10 +54,12 @@ std::string pycoder_file(const SuiteOptions& o, const char* type) {
 
 int step_units(const SuiteOptions& o) { return o.spec_rows * o.repeats * kStepRepeatsPerRepeat / 4; }
 double continue_units(const SuiteOptions& o) {
-  return 3 * kServerStartUnits + 3.0 * o.spec_files * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
+  return kSpecServers * kServerStartUnits +
+         kSpecServers * o.spec_files * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double streams_units(const SuiteOptions& o) {
-  return 3.0 * o.repeats * o.streams * (2 + kInFlightRequests) * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
+  return kSpecServers * o.repeats * o.streams * (2 + kInFlightRequests) *
+         request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double random_units(const SuiteOptions& o) {
   return 2 * kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
@@ -124,9 +130,14 @@ std::vector<std::string> serve_args(SuiteEnv& env, const std::string& model, int
                                     const std::string& draft_model) {
   std::vector<std::string> args = {"--model", model, "--threads", std::to_string(env.threads()), "--ctx",
                                    std::to_string(context), "--parallel", std::to_string(env.options().streams),
-                                   "--max-queue", std::to_string(env.options().streams + 8), "--spec", spec,
-                                   "--prefix-cache", "off"};  // every request computes its prompt
-  if (spec == "draft") args.insert(args.end(), {"--draft-model", draft_model});
+                                   "--max-queue", std::to_string(env.options().streams + 8), "--prefix-cache",
+                                   "off"};  // every request computes its prompt
+  if (spec == "draft-always")
+    args.insert(args.end(), {"--spec", "draft", "--draft-model", draft_model, "--draft-policy", "always"});
+  else if (spec == "draft")
+    args.insert(args.end(), {"--spec", "draft", "--draft-model", draft_model});
+  else
+    args.insert(args.end(), {"--spec", spec});
   return args;
 }
 
@@ -177,7 +188,7 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
   }
   const int64_t context = o.spec_prompt + o.spec_max_tokens + 16;
   std::vector<SpecServer> servers;
-  for (const std::string spec : {"off", "lookup", "draft"}) {
+  for (const std::string& spec : kSpecServerModes) {
     servers.push_back({spec, std::make_unique<Target>(env, serve_args(env, target_path, context, spec, draft_path))});
     measure_fresh(*servers.back().target, requests.front());  // warm-up
     env.progress().advance(kServerStartUnits, "spec: pycoder servers");
@@ -189,7 +200,8 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
       write(rows, rc, "continue", s.spec, f, r, measure_fresh(*s.target, r),
             {{"file", kSourceFiles[static_cast<size_t>(f) % kSourceFiles.size()]}});
     }
-    env.progress().advance((continue_units(o) - 3 * kServerStartUnits) / o.spec_files, "spec: pycoder continuation");
+    env.progress().advance((continue_units(o) - kSpecServers * kServerStartUnits) / o.spec_files,
+                           "spec: pycoder continuation");
   }
   for (int repeat = 0; repeat < o.repeats && !interrupted(); ++repeat) {
     std::vector<BenchRequest> batch;
@@ -199,7 +211,7 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
       for (int j = 0; j < kInFlightRequests; ++j)
         queues[static_cast<size_t>(s)].push_back(requests[static_cast<size_t>((repeat + s + j) % o.spec_files)]);
     }
-    // Two rounds at once a server, in the order A B C C B A: each server's pair lies on both
+    // Two rounds at once a server, in the order A B C D D C B A: each server's pair lies on both
     // sides of the others' (a round is about a second; the machine drifts over a few).
     const size_t n = servers.size();
     for (size_t i = 0; i < 2 * n; ++i)

@@ -13,7 +13,8 @@
 namespace nanoserve::bench {
 namespace {
 
-const std::vector<std::string> kModes = {"off", "lookup", "draft"};
+// The rows' `spec`: draft-always is the draft model at fixed lengths (--draft-policy always).
+const std::vector<std::string> kModes = {"off", "lookup", "draft", "draft-always"};
 
 std::vector<const Row*> requests_of(const PhaseRows& phase, const std::string& case_name, const std::string& spec) {
   return rows_where(phase.requests, [&](const Row& r) { return r["case"] == case_name && r["spec"] == spec; });
@@ -127,7 +128,8 @@ void continue_table(const PhaseRows& phase, Section& s) {
   }
   const Row& r = *off_rows.front();
   s.markdown += fmt::format("**pycoder continuing Python source** ({}; {} files of the standard library, {}-token "
-                            "prompts, {} greedy tokens; the draft model is pycoder Q4_K_M; medians (min–max) over "
+                            "prompts, {} greedy tokens; the draft model is pycoder Q4_K_M, its drafts as long as they "
+                            "pay for (draft) or always as long as --draft-max (draft-always); medians (min–max) over "
                             "files). Tokens per read: generated tokens ÷ the forward steps of the model that gave "
                             "them.\n\n",
                             setup_text(r), off_rows.size(), r["prompt_tokens"].get<int>(), r["max_tokens"].get<int>()) +
@@ -171,7 +173,7 @@ void streams_table(const PhaseRows& phase, Section& s) {
   }
   if (t.empty()) return;
   s.markdown += "**Streams at once, and a model with nothing to guess** (random weights; the servers side by side, "
-                "in A B B A order, A B C C B A with three; medians (min–max) over rounds or requests). At once: the streams start together and the "
+                "in A B B A order, A B C D D C B A with four; medians (min–max) over rounds or requests). At once: the streams start together and the "
                 "round ends with the last of them; kept in flight: each stream sends its next request as soon as "
                 "one ends. Aggregate: the completion tokens ÷ (first request sent → last stream's end).\n\n" +
                 t.text() + "\n";

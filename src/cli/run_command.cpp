@@ -113,6 +113,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--spec", e.spec, "Batch: speculative decoding, off, lookup or draft (as serve's --spec)")
       ->check(CLI::IsMember({"off", "lookup", "draft"}));
   cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens per step at most (default 8)");
+  cmd->add_option("--draft-policy", e.draft_policy, "Batch: adaptive or always (as serve's --draft-policy)")
+      ->check(CLI::IsMember({"adaptive", "always"}));
   cmd->add_option("--draft-model", e.draft_model, "Batch, --spec draft: the draft model (file or name)");
   // The bounds of the API's fields of the same names (server/generation_params.cpp).
   auto& s = r.sampling;

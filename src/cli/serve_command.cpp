@@ -225,6 +225,10 @@ void add_serve_command(CLI::App& app) {
       ->envname("NANOSERVE_SPEC")->check(CLI::IsMember({"off", "lookup", "draft"}));
   cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens one request checks per step at most (default 8)")
       ->envname("NANOSERVE_DRAFT_MAX");
+  cmd->add_option("--draft-policy", e.draft_policy,
+                  "Batch: adaptive (each request's drafts as long as its measured acceptance pays for, none where "
+                  "they do not) or always (drafts as long as the drafter can, up to --draft-max) (default adaptive)")
+      ->envname("NANOSERVE_DRAFT_POLICY")->check(CLI::IsMember({"adaptive", "always"}));
   cmd->add_option("--draft-model", e.draft_model,
                   "Batch, --spec draft: a smaller GGUF model (file or name, as --model) with the same vocabulary "
                   "that drafts the tokens")

@@ -79,10 +79,10 @@ struct BatchOptions {
   SpecMode spec = SpecMode::Lookup;          // speculative decoding's drafter
   int64_t draft_max = kDefaultDraftMax;      // draft tokens per sequence and step at most
   std::string draft_model_path = "";         // SpecMode::Draft: a model with the same vocabulary
-  // Tests: draft whenever the drafter can, as many as it can (no cost model), to exercise
-  // verification in every step; and a drafter of the test's own instead of spec's.
+  // Draft whenever the drafter can, as many as it can up to draft_max (no cost model: fixed-length
+  // speculation, --draft-policy always); tests use it to exercise verification in every step.
   bool draft_always = false;
-  std::shared_ptr<Drafter> test_drafter = nullptr;
+  std::shared_ptr<Drafter> test_drafter = nullptr;  // tests: a drafter of their own instead of spec's
 };
 
 class BatchEngine final : public Engine {

@@ -75,6 +75,10 @@ void check_engine_options(const EngineOptions& o) {
   if (o.kind != "batch" && o.draft_max != 0) throw std::invalid_argument("--draft-max applies to --engine batch only");
   if (o.draft_max < 0 || o.draft_max > kMaxDraftTokens)
     throw std::invalid_argument("--draft-max must be between 1 and " + std::to_string(kMaxDraftTokens));
+  if (!o.draft_policy.empty() && o.draft_policy != "adaptive" && o.draft_policy != "always")
+    throw std::invalid_argument("--draft-policy must be adaptive or always, not \"" + o.draft_policy + "\"");
+  if (!o.draft_policy.empty() && (o.kind != "batch" || o.spec == "off"))
+    throw std::invalid_argument("--draft-policy applies to --engine batch with --spec lookup or draft");
   if (o.spec == "draft" && o.draft_model.empty()) throw std::invalid_argument("--spec draft needs --draft-model FILE");
   if (!o.draft_model.empty() && o.spec != "draft")
     throw std::invalid_argument("--draft-model needs --spec draft");
@@ -104,6 +108,26 @@ int parallel_of(const EngineOptions& options) {
   return options.parallel > 0 ? options.parallel : default_parallel(options.kind);
 }
 
+BatchOptions batch_options(const EngineOptions& options) {
+  return BatchOptions{.model_path = options.model_path,
+                      .threads = options.threads,
+                      .kv_type = model::parse_optional_kv_type(options.kv_type),
+                      .context_size = options.context_size,
+                      .parallel = parallel_of(options),
+                      .kv_memory_bytes = options.kv_memory_bytes,
+                      .step_tokens = options.step_tokens > 0 ? options.step_tokens : kDefaultStepTokens,
+                      .queue_limit = options.queue_limit,
+                      .prefix_cache = options.prefix_cache != "off",
+                      .cache_dir = options.cache_dir,
+                      .cache_disk_bytes = options.cache_dir.empty()        ? 0
+                                          : options.cache_disk_bytes > 0 ? options.cache_disk_bytes
+                                                                         : kDefaultCacheDiskBytes,
+                      .spec = spec_mode(options.spec),
+                      .draft_max = options.draft_max > 0 ? options.draft_max : kDefaultDraftMax,
+                      .draft_model_path = options.draft_model,
+                      .draft_always = options.draft_policy == "always"};
+}
+
 std::unique_ptr<Engine> make_engine(const EngineOptions& options) {
   check_engine_options(options);
   if (options.kind == "mock") return make_mock(options);
@@ -114,23 +138,7 @@ std::unique_ptr<Engine> make_engine(const EngineOptions& options) {
                           .kv_type = model::parse_optional_kv_type(options.kv_type),
                           .context_size = options.context_size,
                           .queue_limit = options.queue_limit});
-  return std::make_unique<BatchEngine>(
-      BatchOptions{.model_path = options.model_path,
-                   .threads = options.threads,
-                   .kv_type = model::parse_optional_kv_type(options.kv_type),
-                   .context_size = options.context_size,
-                   .parallel = parallel_of(options),
-                   .kv_memory_bytes = options.kv_memory_bytes,
-                   .step_tokens = options.step_tokens > 0 ? options.step_tokens : kDefaultStepTokens,
-                   .queue_limit = options.queue_limit,
-                   .prefix_cache = options.prefix_cache != "off",
-                   .cache_dir = options.cache_dir,
-                   .cache_disk_bytes = options.cache_dir.empty()        ? 0
-                                       : options.cache_disk_bytes > 0 ? options.cache_disk_bytes
-                                                                      : kDefaultCacheDiskBytes,
-                   .spec = spec_mode(options.spec),
-                   .draft_max = options.draft_max > 0 ? options.draft_max : kDefaultDraftMax,
-                   .draft_model_path = options.draft_model});
+  return std::make_unique<BatchEngine>(batch_options(options));
 }
 
 }  // namespace nanoserve::engine

@@ -11,6 +11,8 @@
 
 namespace nanoserve::engine {
 
+struct BatchOptions;  // engine/batch_engine.h
+
 struct EngineOptions {
   std::string kind = "batch";    // "batch" | "sequential" | "mock"
   std::string model_path = "";   // GGUF file
@@ -27,6 +29,10 @@ struct EngineOptions {
   std::string spec = "";         // speculative decoding: "off" | "lookup" | "draft" | "" (batch: lookup; else off)
   int64_t draft_max = 0;         // draft tokens per sequence and step at most; 0 = kDefaultDraftMax
   std::string draft_model = "";  // spec "draft": the draft model's GGUF file
+  // How long the drafts are: "adaptive" (per sequence from measured acceptance and step costs,
+  // none where they do not pay), "always" (as long as the drafter can, up to draft_max, as
+  // llama.cpp's and vLLM's fixed-length speculation) or "" (adaptive)
+  std::string draft_policy = "";
   // batch and sequential
   std::string kv_type = "";      // the KV cache's: "f16" | "q8_0" | "" (NANOSERVE_KV_TYPE, else f16)
   // mock only
@@ -51,6 +57,9 @@ inline constexpr int64_t kMaxStepTokens = 16384;
 // std::invalid_argument, naming the command-line flag, for an unknown kind, a value out of
 // bounds, or an option the kind would ignore (one code path per option: refused, not ignored).
 void check_engine_options(const EngineOptions& options);
+
+// What a batch engine is made with from checked options (the kind's defaults filled in).
+BatchOptions batch_options(const EngineOptions& options);
 
 // Checks the options (check_engine_options), then makes the engine; throws what the engine's
 // constructor throws for a model it cannot load.

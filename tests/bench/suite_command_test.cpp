@@ -137,7 +137,8 @@ TEST_F(SuiteCommand, ThePrefixPhaseMeasuresColdAndWarmRequests) {
 
 // The spec phase on the tiny model (steps, random weights) and pycoder (continuations of two
 // Python files written here): every case's rows match the schema, drafts show in the rows of
-// lookup and draft and never in those of off, and the section and chart are written.
+// lookup and draft and never in those of off, in every request of draft-always (fixed lengths),
+// and the section and chart are written.
 TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
   const fs::path sources = dir_ / "python";
   fs::create_directories(sources);
@@ -171,12 +172,18 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
       EXPECT_EQ(steps, row["completion_tokens"].get<int64_t>()) << row.dump();
     } else {
       EXPECT_EQ(steps + row["engine_accepted_tokens"].get<int64_t>(), row["completion_tokens"].get<int64_t>());
+      if (row["spec"] == "draft-always") {
+        EXPECT_GT(drafted, 0) << row.dump();
+      }
     }
   }
   EXPECT_EQ(cases, (std::map<std::string, int>{{"step", 3 * 5},
                                                {"continue/off", 2}, {"continue/lookup", 2}, {"continue/draft", 2},
+                                               {"continue/draft-always", 2},
                                                {"streams/off", 4}, {"streams/lookup", 4}, {"streams/draft", 4},
+                                               {"streams/draft-always", 4},
                                                {"in_flight/off", 8}, {"in_flight/lookup", 8}, {"in_flight/draft", 8},
+                                               {"in_flight/draft-always", 8},
                                                {"random/off", 2}, {"random/lookup", 2},
                                                {"random_streams/off", 4}, {"random_streams/lookup", 4}}));
 
@@ -185,7 +192,7 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
   ASSERT_EQ(charts.status, 0) << charts.err;
   EXPECT_GT(fs::file_size(fs::path(docs) / "bench-spec-step-rows.png"), 1000u);
   const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
-  for (const char* text : {"## Speculative decoding", "A step's cost by its rows", "tokens per read",
+  for (const char* text : {"## Speculative decoding", "A step's cost by its rows", "tokens per read", "| draft-always |",
                            "accepted by position in the draft", "nothing to guess", "kept in flight, aggregate (2, 4 requests each)"})
     EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
 }

@@ -392,8 +392,36 @@ TEST(Speculative, OptionsAreCheckedByFlagName) {
   refused({.kind = "batch", .model_path = m, .spec = "draft"}, "--draft-model");
   refused({.kind = "batch", .model_path = m, .spec = "lookup", .draft_model = m}, "--draft-model");
   refused({.kind = "mock", .model_path = m, .draft_max = 4}, "--draft-max");
+  refused({.kind = "batch", .model_path = m, .draft_policy = "greedy"}, "--draft-policy");
+  refused({.kind = "batch", .model_path = m, .spec = "off", .draft_policy = "always"}, "--draft-policy");
+  refused({.kind = "sequential", .model_path = m, .draft_policy = "adaptive"}, "--draft-policy");
   EXPECT_NO_THROW(check_engine_options({.kind = "sequential", .model_path = m, .spec = "off"}));
   EXPECT_NO_THROW(check_engine_options({.kind = "batch", .model_path = m, .spec = "off"}));
+  EXPECT_NO_THROW(check_engine_options({.kind = "batch", .model_path = m, .draft_policy = "always"}));
+  // The policy reaches the engine: fixed lengths for "always" only.
+  EXPECT_TRUE(batch_options({.kind = "batch", .model_path = m, .draft_policy = "always"}).draft_always);
+  EXPECT_FALSE(batch_options({.kind = "batch", .model_path = m, .draft_policy = "adaptive"}).draft_always);
+  EXPECT_FALSE(batch_options({.kind = "batch", .model_path = m}).draft_always);
+}
+
+// --draft-policy always: a draft model's drafts are as long as the room allows in every step
+// (fixed-length speculation, no cost model), and the tokens stay those without speculation.
+TEST(Speculative, ADraftModelAtFixedLengthsDraftsInEveryStep) {
+  constexpr int64_t kDraftMax = 4;
+  auto off = make_engine({.kind = "batch", .model_path = pycoder("q8_0"), .threads = kThreads, .spec = "off"});
+  auto on = make_engine({.kind = "batch", .model_path = pycoder("q8_0"), .threads = kThreads, .spec = "draft",
+                         .draft_max = kDraftMax, .draft_model = pycoder("q4_k_m"), .draft_policy = "always"});
+  const std::vector<GenerationRequest> requests = {
+      request(on->tokenizer().encode("def parse(text):\n    result = []\n", true), 60)};
+  const std::vector<StreamRecord> got = run_alone(*on, requests);
+  expect_same(got, run_alone(*off, requests), "fixed-length drafts");
+  const RequestStats& s = got[0].last.stats;
+  // Every step drafts but the first token's and the last, whose room is 0; only the last few
+  // steps' room (tokens left to max_tokens) may be shorter than kDraftMax.
+  EXPECT_GE(s.verify_steps, s.decode_steps - 2);
+  ASSERT_EQ(s.drafted_at.size(), static_cast<size_t>(kDraftMax));
+  EXPECT_EQ(s.drafted_at[0], s.verify_steps);
+  EXPECT_GE(s.drafted_at[kDraftMax - 1], s.verify_steps - (kDraftMax - 1));
 }
 
 // `speculative: false` opts a request out: no drafts for it, drafts for the other.
