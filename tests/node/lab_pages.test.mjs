@@ -82,6 +82,18 @@ function drive() {
 
 const count = (page, selector) => page.locator(selector).count();
 
+// What the engine page shows now, read in one round trip (the page redraws every snapshot, and on
+// two cores each call to the browser can wait a while): sequences running, blocks drawn as held,
+// preemptions logged, and the most sequences any step in the steps chart carried (its bars' titles
+// say "for N sequences"; the chart keeps the last 200 steps, so it shows batches a sample missed).
+const engineView = (page) => page.evaluate(() => ({
+  running: Number(document.getElementById('running').textContent),
+  held: document.querySelectorAll('#pool rect.block.held').length,
+  preemptions: document.querySelectorAll('#preemption-log li:not(.empty)').length,
+  stepSequences: Math.max(0, ...Array.from(document.querySelectorAll('#steps-chart rect.step title'),
+    (t) => Number(/for (\d+) sequences/.exec(t.textContent)?.[1] ?? 0))),
+}));
+
 test('the engine page draws the batch live and shows a preemption', { skip }, async () => {
   const page = await openPage('/lab/engine.html');
   await enterKeyIfAsked(page);
@@ -91,9 +103,10 @@ test('the engine page draws the batch live and shows a preemption', { skip }, as
   let mostRunning = 0, mostHeld = 0, sawPreemption = false, shot = false;
   for (let settled = false; !settled;) {
     settled = await Promise.race([requests.then(() => true), sleep(50).then(() => false)]);
-    mostRunning = Math.max(mostRunning, Number(await page.textContent('#running')));
-    mostHeld = Math.max(mostHeld, await count(page, '#pool rect.block.held'));
-    if (!sawPreemption && await count(page, '#preemption-log li:not(.empty)') > 0) {
+    const view = await engineView(page);
+    mostRunning = Math.max(mostRunning, view.running, view.stepSequences);
+    mostHeld = Math.max(mostHeld, view.held);
+    if (!sawPreemption && view.preemptions > 0) {
       sawPreemption = true;
       if (screenshots && !shot) {
         shot = true;
