@@ -47,22 +47,42 @@ std::string acceptance_by_position(const std::vector<const Row*>& rows) {
   return text.empty() ? "—" : text;
 }
 
-// Per round: every stream's completion tokens ÷ (first request sent -> last stream's end).
-std::optional<Spread> aggregate_rate(const std::vector<const Row*>& rows) {
+// One round of streams, in seconds from its first request: the last stream's first token (the
+// round's prompts are in by then) and the last stream's end.
+struct RoundTimes {
+  double last_first_token = 0, end = 0, tokens = 0;
+};
+
+std::vector<RoundTimes> round_times(const std::vector<const Row*>& rows) {
   std::map<int, std::vector<const Row*>> rounds;
   for (const Row* r : rows) rounds[(*r)["round"].get<int>()].push_back(r);
-  std::vector<double> rates;
+  std::vector<RoundTimes> out;
   for (const auto& [round, streams] : rounds) {
-    double first = 1e300, last = 0, tokens = 0;
+    double first = 1e300;
+    for (const Row* s : streams) first = std::min(first, (*s)["start_offset_us"].get<double>() / 1e6);
+    RoundTimes t;
     for (const Row* s : streams) {
-      const double start = (*s)["start_offset_us"].get<double>() / 1e6;
-      first = std::min(first, start);
-      last = std::max(last, start + (*s)["client_end_ms"].get<double>() / 1e3);
-      tokens += number(*s, "completion_tokens").value_or(0);
+      const double start = (*s)["start_offset_us"].get<double>() / 1e6 - first;
+      t.last_first_token = std::max(t.last_first_token, start + (*s)["client_ttft_ms"].get<double>() / 1e3);
+      t.end = std::max(t.end, start + (*s)["client_end_ms"].get<double>() / 1e3);
+      t.tokens += number(*s, "completion_tokens").value_or(0);
     }
-    if (last > first) rates.push_back(tokens / (last - first));
+    if (t.end > 0) out.push_back(t);
   }
+  return out;
+}
+
+// Per round: every stream's completion tokens ÷ (first request sent -> last stream's end).
+std::optional<Spread> aggregate_rate(const std::vector<const Row*>& rows) {
+  std::vector<double> rates;
+  for (const RoundTimes& t : round_times(rows)) rates.push_back(t.tokens / t.end);
   return spread(std::move(rates));
+}
+
+// The rows' model file ("" where they name none).
+std::string model_of(const std::vector<const Row*>& rows) {
+  const Row& r = *rows.front();
+  return r["model_file"].is_string() ? r["model_file"].get<std::string>() : "";
 }
 
 std::string times(std::optional<double> a, std::optional<double> b) {
@@ -163,7 +183,7 @@ void streams_table(const PhaseRows& phase, Section& s) {
       const auto rows = requests_of(phase, case_name, mode);
       if (rows.empty()) continue;
       const auto rate = rate_of(mode);
-      const std::string model = (*rows.front())["model_file"].is_string() ? (*rows.front())["model_file"].get<std::string>() : "";
+      const std::string model = model_of(rows);
       const std::string streams = aggregate ? streams_text(rows) : "";
       t.add({model, label + streams, mode, spread_text(rate, 1), mode == "off" ? "1" : times(median(rate), off)});
       if (mode == "lookup" && off)
@@ -179,6 +199,44 @@ void streams_table(const PhaseRows& phase, Section& s) {
                 t.text() + "\n";
 }
 
+// Where a round of streams at once spends its time: until the last stream's first token every
+// prompt is computed, which speculation leaves as it is; the decoding after it is what drafts
+// can shorten. The round's figure is both together.
+void round_parts_table(const PhaseRows& phase, Section& s) {
+  MarkdownTable t({"model", "case", "spec", "to the last first token (ms)", "after it (ms)", "× off, after it"});
+  for (const std::string case_name : {"streams", "random_streams"}) {
+    auto parts = [&](const std::string& mode) {
+      std::vector<double> before, after;
+      for (const RoundTimes& r : round_times(requests_of(phase, case_name, mode))) {
+        before.push_back(1e3 * r.last_first_token);
+        after.push_back(1e3 * (r.end - r.last_first_token));
+      }
+      return std::pair{spread(std::move(before)), spread(std::move(after))};
+    };
+    const auto off = parts("off");
+    for (const std::string& mode : kModes) {
+      const auto rows = requests_of(phase, case_name, mode);
+      if (rows.empty()) continue;
+      const auto [before, after] = parts(mode);
+      const std::string model = model_of(rows);
+      // The speedup of the part after: the off round's time ÷ this one's.
+      const std::string speedup = mode == "off" ? "1" : times(median(off.second), median(after));
+      t.add({model, "streams at once" + streams_text(rows), mode, spread_text(before, 0), spread_text(after, 0), speedup});
+      if (mode == "lookup" && case_name == "streams" && median(off.first) && median(off.second) && median(after))
+        s.findings.push_back(fmt::format(
+            "{}, streams at once{}: to the last stream's first token (the prompts) {:.0f} ms with speculation off, "
+            "{:.0f} with lookup ({:.0f}% of the off round); the decoding after it is {} as fast with lookup.",
+            model, streams_text(rows), *median(off.first), *median(before),
+            100 * *median(off.first) / (*median(off.first) + *median(off.second)), times(median(off.second), median(after))));
+    }
+  }
+  if (t.empty()) return;
+  s.markdown += "**A round at once, in two parts** (the rounds above; medians (min–max)): from the first request to "
+                "the last stream's first token, the prompts are computed (and taken in by a draft model, where there is "
+                "one); after it, the streams decode to the end, which drafts shorten.\n\n" +
+                t.text() + "\n";
+}
+
 }  // namespace
 
 Section spec_section(const SuiteRows& rows) {
@@ -189,6 +247,7 @@ Section spec_section(const SuiteRows& rows) {
   step_table(phase, s);
   continue_table(phase, s);
   streams_table(phase, s);
+  round_parts_table(phase, s);
   return s;
 }
 

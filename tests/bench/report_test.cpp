@@ -76,5 +76,37 @@ TEST(ContextSection, ShowsEachKvTypeAndTheQ8_0CacheAgainstF16) {
   EXPECT_TRUE(found);
 }
 
+// A spec row of a round of streams at once: sent `start` ms after the round began, its first token
+// `ttft` ms later, its end `end` ms after it was sent.
+Row stream_row(const std::string& spec, int round, int stream, double start, double ttft, double end) {
+  return Row{{"kind", "request"}, {"case", "streams"}, {"spec", spec}, {"round", round}, {"stream", stream},
+             {"model_file", "m.gguf"}, {"start_offset_us", 1e3 * start}, {"client_ttft_ms", ttft},
+             {"client_end_ms", end}, {"completion_tokens", 100}};
+}
+
+// A round at once splits at the last stream's first token: the prompts before it, the decoding
+// after it, which is what drafts shorten; the part after is set against speculation off's.
+TEST(SpecSection, SplitsARoundAtOnceAtTheLastFirstToken) {
+  SuiteRows rows;
+  auto& requests = rows.phases["spec"].requests;
+  for (int round : {0, 1}) {
+    // Off: the second stream's first token 110 ms into the round, the end at 510 (400 after it).
+    requests.push_back(stream_row("off", round, 0, 0, 50, 500));
+    requests.push_back(stream_row("off", round, 1, 10, 100, 500));
+    // Lookup: the same prompts, then 200 ms of decoding: twice as fast.
+    requests.push_back(stream_row("lookup", round, 0, 0, 50, 300));
+    requests.push_back(stream_row("lookup", round, 1, 10, 100, 300));
+  }
+  const Section s = spec_section(rows);
+  EXPECT_NE(s.markdown.find("| m.gguf | streams at once (2) | off | 110 | 400 | 1 |"), std::string::npos) << s.markdown;
+  EXPECT_NE(s.markdown.find("| m.gguf | streams at once (2) | lookup | 110 | 200 | 2.00× |"), std::string::npos)
+      << s.markdown;
+  bool found = false;
+  for (const auto& f : s.findings)
+    found = found || f.find("110 ms with speculation off, 110 with lookup (22% of the off round); the decoding after "
+                            "it is 2.00× as fast") != std::string::npos;
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace nanoserve::bench
