@@ -5,6 +5,11 @@
 // how close each weight type's kernel comes to the machine's limit when streaming.
 //   type/...: one type on a 0.5B-like shape (896 × 4864 for floats and blocks of 32, 4864 × 896 for the
 //             K-quants, whose 256-element super-blocks need the longer rows), 512 MB;
+//   one_call/...: type/'s matrices of Q8_0, Q4_0 and Q4_K as one matrix read in one call: against
+//             type/, what the calls' starts and ends cost. AVX2 on the Zen 4 VM, three runs of
+//             type/ then one_call/, of the bandwidth: Q8_0 0.76 0.89 0.67 -> 0.95 0.79 0.79, Q4_0
+//             0.65 0.65 0.56 -> 0.96 0.80 0.68, Q4_K 0.67 0.62 0.63 -> 0.95 0.90 0.72 (a stream of
+//             byte dots with as much arithmetic per byte, without calls, read 92-94%);
 //   long_rows/...: F16 and BF16 in rows of 4864 (the down projection's), 512 MB;
 //   qwen2.5-0.5b-Q8_0, -Q4_K_M: the 24 layers' matmuls and the output matrix of those files,
 //             with their types, in a decode step's order and calls;
@@ -46,11 +51,15 @@ struct Call {
   std::vector<Part> parts;
 };
 
-std::vector<Call> uniform(TensorType type, bool long_rows) {
+// The calls of type/ and long_rows/, or with `one_call` their matrices as one (one_call/).
+std::vector<Call> uniform(TensorType type, bool long_rows, bool one_call = false) {
   const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
-  const Call call = k_quant || long_rows ? Call{4864, {{type, 896}}} : Call{896, {{type, 4864}}};
+  Call call = k_quant || long_rows ? Call{4864, {{type, 896}}} : Call{896, {{type, 4864}}};
   const uint64_t bytes = *gguf::row_bytes(type, call.n_in) * call.parts[0].n_out;
-  return std::vector<Call>((512ull << 20) / bytes, call);
+  const auto calls = static_cast<int64_t>((512ull << 20) / bytes);
+  if (!one_call) return std::vector<Call>(static_cast<size_t>(calls), call);
+  call.parts[0].n_out *= calls;
+  return {call};
 }
 
 // qwen2.5-0.5b's decode step: per layer Q, K and V in one call, the output projection, gate
@@ -213,6 +222,11 @@ void Register() {
                           TensorType::Q4_K, TensorType::Q6_K})
     benchmark::RegisterBenchmark(("type/" + std::string(gguf::type_name(type))).c_str(), BM_DecodeStream,
                                  uniform(type, false))
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K})  // type/'s bytes in one call
+    benchmark::RegisterBenchmark(("one_call/" + std::string(gguf::type_name(type))).c_str(), BM_DecodeStream,
+                                 uniform(type, false, true))
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   for (TensorType type : {TensorType::F16, TensorType::BF16})  // rows as long as the down projection's
