@@ -1,7 +1,7 @@
 // Matmul kernels on the shapes of qwen2.5-0.5b (and pycoder's F32 gate and up), one thread,
 // weights and activations in cache or not as the shape decides: 1 activation row (decode), 5 and
 // 9 (verify steps), 8 (a batch's decode) and 64 (a prefill slice).
-// Reports GMAC/s and, for decode, weight GB/s; quantize/Q8_0 times the activation rounding
+// Reports GMAC/s and, for decode, weight GB/s; quantize/Q8_0 and Q8_K time the activation rounding
 // that precedes them. On a shared machine read the `min` rows
 // (./build/bench/matmul_bench --benchmark_repetitions=9): the least disturbed run.
 #include <benchmark/benchmark.h>
@@ -50,8 +50,9 @@ void BM_Matmul(benchmark::State& state, Case c) {
       benchmark::Counter(static_cast<double>(w.size()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Rounding activation rows to Q8_0 blocks, as every matmul over Q8_0/Q4_0/Q5_0 weights does first.
-void BM_QuantizeQ8_0(benchmark::State& state) {
+// Rounding activation rows of 4864 (the down projection's input) to Q8_0 blocks, as every
+// matmul over Q8_0/Q4_0/Q5_0 weights does first, or to Q8_K super-blocks, as over the K-quants.
+void BM_Quantize(benchmark::State& state, ActType type) {
   const int64_t rows = state.range(0), n = 4864;
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -60,15 +61,16 @@ void BM_QuantizeQ8_0(benchmark::State& state) {
   Activations acts;
   for (auto _ : state) {
     acts.set(x.data(), rows, n, n);
-    acts.prepare(ActType::Q8_0);
-    benchmark::DoNotOptimize(acts.q8_block32().q.data());
+    acts.prepare(type);
+    benchmark::DoNotOptimize(type == ActType::Q8_0 ? acts.q8_block32().q.data() : acts.q8_k().q.data());
   }
   state.counters["Gvalues/s"] =
       benchmark::Counter(static_cast<double>(n * rows) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void Register() {
-  benchmark::RegisterBenchmark("quantize/Q8_0", BM_QuantizeQ8_0)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("quantize/Q8_0", BM_Quantize, ActType::Q8_0)->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("quantize/Q8_K", BM_Quantize, ActType::Q8_K)->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
   const Case cases[] = {
       {TensorType::Q8_0, 896, 4864}, {TensorType::Q8_0, 896, 4864, true}, {TensorType::Q4_0, 896, 4864},
       {TensorType::Q4_0, 896, 4864, true}, {TensorType::Q5_0, 896, 4864}, {TensorType::Q5_0, 896, 4864, true},

@@ -100,7 +100,8 @@ TEST(Activations, SimdQuantizersEqualScalarOnEveryTarget) {
   for (auto& v : x) v = dist(rng);
   std::fill(x.begin(), x.begin() + 32, 0.0f);
   for (int j = 32; j < 64; ++j) x[j] = 0.5f * (j - 48);  // amax 8: multiplier 127/8, many .5 products
-  x[300] = -50.0f;                                        // the second super-block's max is negative
+  x[300] = -50.0f;                                        // the second super-block's max is negative,
+  x[301] = 50.0f;                                         // before its opposite in the same vector
   x[520] = 40.0f;
   x[530] = -40.0f;                                        // ±amax: the first one sets the sign
   for (int j = 768; j < 1024; ++j) x[j] = 1e-30f * (j % 7 - 3);
