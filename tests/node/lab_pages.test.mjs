@@ -82,6 +82,11 @@ function drive() {
 
 const count = (page, selector) => page.locator(selector).count();
 
+// Waits on the page's state poll it every 100 ms for up to 10 s, not in animation frames for 5 s:
+// once, in a fresh clone's `make test` (every node test file at once on two cores), the page's
+// preemption counter was not seen above 0 in time, where these requests preempt about 5 times.
+const polled = { polling: 100, timeout: 10000 };
+
 // What the engine page shows now, read in one round trip (the page redraws every snapshot, and on
 // two cores each call to the browser can wait a while): sequences running, blocks drawn as held,
 // preemptions logged, and the most sequences any step in the steps chart carried (its bars' titles
@@ -97,7 +102,7 @@ const engineView = (page) => page.evaluate(() => ({
 test('the engine page draws the batch live and shows a preemption', { skip }, async () => {
   const page = await openPage('/lab/engine.html');
   await enterKeyIfAsked(page);
-  await page.waitForFunction(() => document.getElementById('status').textContent === 'live', null, { timeout: 10000 });
+  await page.waitForFunction(() => document.getElementById('status').textContent === 'live', null, polled);
   const requests = drive();
   // While the requests run: several sequences at once, their blocks drawn in their colours.
   let mostRunning = 0, mostHeld = 0, sawPreemption = false, shot = false;
@@ -117,13 +122,20 @@ test('the engine page draws the batch live and shows a preemption', { skip }, as
   const ids = await requests;
   assert.ok(mostRunning >= 2, `at most ${mostRunning} sequences ran at once`);
   assert.ok(mostHeld > 0, 'no block was drawn as held');
-  // The preemption reaches the page: the counter, and the log naming one of the requests.
-  await page.waitForFunction(() => Number(document.getElementById('preemptions').textContent) > 0, null, { timeout: 5000 });
+  // The preemption reaches the page: the counter, and the log naming one of the requests. (A
+  // failure names the server's own count and the page's stream status: which side missed it.)
+  await page.waitForFunction(() => Number(document.getElementById('preemptions').textContent) > 0, null, polled)
+    .catch(async (error) => {
+      const metrics = await (await fetch(`${server.baseURL}/metrics`, { headers: { Authorization: `Bearer ${apiKey}` } })).text();
+      const serverCount = /^nanoserve_preemptions_total (\S+)$/m.exec(metrics)?.[1];
+      throw new Error(`the page shows no preemption; the server counts ${serverCount}, the page's stream is ` +
+        `"${await page.textContent('#status')}": ${error.message}`);
+    });
   const log = await page.textContent('#preemption-log');
   assert.ok(ids.some((id) => log.includes(id)), `the log names none of ${ids}: ${log}`);
   // Steps were drawn, with their sizes; and once idle, no sequence is left and every block is free or cached.
   assert.ok(await count(page, '#steps-chart rect.step') > 10);
-  await page.waitForFunction(() => document.getElementById('running').textContent === '0', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('running').textContent === '0', null, polled);
   assert.equal(await count(page, '#pool rect.block.held'), 0);
   assert.equal(await count(page, '#sequences tr.running'), 0);
   globalThis.labIds = ids;
