@@ -222,12 +222,13 @@ void round_parts_table(const PhaseRows& phase, Section& s) {
       // The speedup of the part after: the off round's time ÷ this one's.
       const std::string speedup = mode == "off" ? "1" : times(median(off.second), median(after));
       t.add({model, "streams at once" + streams_text(rows), mode, spread_text(before, 0), spread_text(after, 0), speedup});
-      if (mode == "lookup" && case_name == "streams" && median(off.first) && median(off.second) && median(after))
+      const auto off_before = median(off.first), off_after = median(off.second);
+      if (mode == "lookup" && case_name == "streams" && off_before && off_after && median(after))
         s.findings.push_back(fmt::format(
             "{}, streams at once{}: to the last stream's first token (the prompts) {:.0f} ms with speculation off, "
             "{:.0f} with lookup ({:.0f}% of the off round); the decoding after it is {} as fast with lookup.",
-            model, streams_text(rows), *median(off.first), *median(before),
-            100 * *median(off.first) / (*median(off.first) + *median(off.second)), times(median(off.second), median(after))));
+            model, streams_text(rows), *off_before, *median(before), 100 * *off_before / (*off_before + *off_after),
+            speedup));
     }
   }
   if (t.empty()) return;

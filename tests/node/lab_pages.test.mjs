@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium } from 'playwright-core';
-import { startServer, sharedDir, missingShared, required } from './serve_helpers.mjs';
+import { startServer, sharedDir, missingShared, required, metric } from './serve_helpers.mjs';
 
 const chromiumPath = (process.env.NANOSERVE_CHROMIUM ? [process.env.NANOSERVE_CHROMIUM] :
   ['/usr/bin/chromium', '/usr/bin/chromium-browser']).find(existsSync);
@@ -126,8 +126,7 @@ test('the engine page draws the batch live and shows a preemption', { skip }, as
   // failure names the server's own count and the page's stream status: which side missed it.)
   await page.waitForFunction(() => Number(document.getElementById('preemptions').textContent) > 0, null, polled)
     .catch(async (error) => {
-      const metrics = await (await fetch(`${server.baseURL}/metrics`, { headers: { Authorization: `Bearer ${apiKey}` } })).text();
-      const serverCount = /^nanoserve_preemptions_total (\S+)$/m.exec(metrics)?.[1];
+      const serverCount = await metric(server.baseURL, 'nanoserve_preemptions_total', apiKey);
       throw new Error(`the page shows no preemption; the server counts ${serverCount}, the page's stream is ` +
         `"${await page.textContent('#status')}": ${error.message}`);
     });

@@ -53,9 +53,10 @@ export async function startServer(args) {
   };
 }
 
-// The value of an unlabelled sample of /metrics.
-export async function metric(baseURL, name) {
-  const text = await (await fetch(`${baseURL}/metrics`)).text();
+// The value of an unlabelled sample of /metrics (with the server's API key, where it has one).
+export async function metric(baseURL, name, apiKey) {
+  const headers = apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
+  const text = await (await fetch(`${baseURL}/metrics`, { headers })).text();
   const m = text.match(new RegExp(`^${name} (\\S+)$`, 'm'));
   return m ? Number(m[1]) : undefined;
 }
