@@ -1,10 +1,15 @@
-// Attention of one 8-sequence decode step on the shapes of qwen2.5-0.5b (24 layers, 2 KV heads
-// of 64, 7 query heads each), over a paged cache whose blocks interleave the sequences, as the
-// batch engine's pool does, one thread. Arguments: positions per sequence, and whether the
-// caches are flushed between iterations (by reading 256 MB) as the weights streaming through a
-// real step flush them: flushed is attention from memory, the case decode meets; unflushed
-// keeps what the last-level cache holds of the 34 MB at 350 positions. The cache is in huge
-// pages, as model::KvCache's is. The third argument is the cache's type: 0 F16, 1 Q8_0.
+// Attention over a paged cache whose blocks interleave the sequences, as the batch engine's pool
+// does, one thread; the cache in huge pages, as model::KvCache's is.
+//   BM_DecodeStepAttention: one 8-sequence decode step on the shapes of qwen2.5-0.5b (24 layers,
+//     2 KV heads of 64, 7 query heads each). Arguments: positions per sequence, and whether the
+//     caches are flushed between iterations (by reading 256 MB) as the weights streaming through
+//     a real step flush them: flushed is attention from memory, the case decode meets;
+//     unflushed keeps what the last-level cache holds of the 34 MB at 350 positions. The third
+//     argument is the cache's type: 0 F16, 1 Q8_0.
+//   BM_VerifyStepAttention: one step of 8 sequences of rows at consecutive positions (a verify
+//     step's k + 1 rows) on pycoder's shape (6 layers, 2 KV heads of 64, 4 query heads each),
+//     after 640 positions, F16, unflushed (its 16 MB stay in the last-level cache). Argument:
+//     rows per sequence. What a row costs beside the weights' read in speculative decoding.
 // ./build/bench/attention_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
@@ -21,35 +26,63 @@
 namespace nanoserve::kernels {
 namespace {
 
-constexpr int kLayers = 24, kKvHeads = 2, kGroup = 7, kHeadDim = 64, kBlock = 16, kSeqs = 8;
+constexpr int kHeadDim = 64, kBlock = 16, kSeqs = 8;
+
+// Keys and values of kSeqs sequences of n_kv positions (random), every layer's, as KvCache lays
+// out one group of blocks: per layer, each KV head's tiles in a run of their own; sequence s owns
+// blocks s, s + 8, s + 16, ...: the order in which a step's sequences grow.
+class PagedCache {
+ public:
+  PagedCache(int layers, int kv_heads, int64_t n_kv, KvType type)
+      : type_(type),
+        tile_(kv_tile_bytes(type, kHeadDim, kBlock)),
+        n_blocks_((n_kv + kBlock - 1) / kBlock * kSeqs),
+        head_stride_(n_blocks_ * tile_),
+        layer_stride_(kv_heads * head_stride_),
+        bytes_(static_cast<size_t>(layers * layer_stride_)),
+        k_(bytes_),
+        v_(bytes_),
+        tables_(kSeqs) {
+    std::mt19937 rng(1);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (auto* buffer : {&k_, &v_}) {
+      auto* x = reinterpret_cast<uint8_t*>(buffer->data());
+      if (type == KvType::F16) {
+        for (size_t i = 0; i < bytes_ / 2; ++i) reinterpret_cast<uint16_t*>(x)[i] = tensor::f32_to_f16(dist(rng));
+        continue;
+      }
+      std::uniform_int_distribution<int> level(-127, 127);
+      for (size_t i = 0; i < bytes_; ++i) x[i] = static_cast<uint8_t>(level(rng));
+      const int64_t n_scales = kHeadDim / kKvQ8Block * kBlock;
+      for (uint8_t* at = x; at < x + bytes_; at += tile_)  // every tile's scales after its levels
+        std::fill_n(kv_q8_scales(at, kHeadDim, kBlock), n_scales, tensor::f32_to_f16(0.01f));
+    }
+    for (int s = 0; s < kSeqs; ++s)
+      for (int64_t b = 0; b < n_blocks_ / kSeqs; ++b) tables_[s].push_back(static_cast<int32_t>(b * kSeqs + s));
+  }
+
+  KvView view(int layer, int seq) {
+    const int64_t at = layer * layer_stride_;
+    return {reinterpret_cast<const uint8_t*>(k_.data()) + at, reinterpret_cast<const uint8_t*>(v_.data()) + at,
+            tables_[seq].data(), kBlock, tile_, head_stride_, n_blocks_, 0, type_};
+  }
+  // Bytes of the keys and values one position holds in a KV head.
+  double position_bytes() const { return 2.0 * static_cast<double>(tile_) / kBlock; }
+
+ private:
+  KvType type_;
+  int64_t tile_, n_blocks_, head_stride_, layer_stride_;
+  size_t bytes_;
+  HugePageBuffer k_, v_;
+  std::vector<std::vector<int32_t>> tables_;
+};
 
 void BM_DecodeStepAttention(benchmark::State& state) {
+  constexpr int kLayers = 24, kKvHeads = 2, kGroup = 7;
   const int64_t n_kv = state.range(0);
-  const int64_t blocks_per_seq = (n_kv + kBlock - 1) / kBlock, n_blocks = blocks_per_seq * kSeqs;
-  // As KvCache lays out one group of blocks: per layer, each KV head's tiles in a run of their own.
-  const KvType type = state.range(2) == 0 ? KvType::F16 : KvType::Q8_0;
-  const int64_t tile = kv_tile_bytes(type, kHeadDim, kBlock), head_stride = n_blocks * tile;
+  PagedCache cache(kLayers, kKvHeads, n_kv, state.range(2) == 0 ? KvType::F16 : KvType::Q8_0);
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  const size_t n_bytes = int64_t{kLayers} * kKvHeads * head_stride;
-  HugePageBuffer k_buffer(n_bytes), v_buffer(n_bytes);
-  auto* k = reinterpret_cast<uint8_t*>(k_buffer.data());
-  auto* v = reinterpret_cast<uint8_t*>(v_buffer.data());
-  for (uint8_t* x : {k, v}) {
-    if (type == KvType::F16) {
-      for (size_t i = 0; i < n_bytes / 2; ++i) reinterpret_cast<uint16_t*>(x)[i] = tensor::f32_to_f16(dist(rng));
-      continue;
-    }
-    std::uniform_int_distribution<int> level(-127, 127);
-    for (size_t i = 0; i < n_bytes; ++i) x[i] = static_cast<uint8_t>(level(rng));
-    const int64_t n_scales = kHeadDim / kKvQ8Block * kBlock;
-    for (uint8_t* at = x; at < x + n_bytes; at += tile)  // every tile's scales after its levels
-      std::fill_n(kv_q8_scales(at, kHeadDim, kBlock), n_scales, tensor::f32_to_f16(0.01f));
-  }
-  // Sequence s owns blocks s, s + 8, s + 16, ...: the order in which a step's sequences grow.
-  std::vector<std::vector<int32_t>> tables(kSeqs);
-  for (int s = 0; s < kSeqs; ++s)
-    for (int64_t b = 0; b < blocks_per_seq; ++b) tables[s].push_back(static_cast<int32_t>(b * kSeqs + s));
   std::vector<float> q(kGroup * kHeadDim), out(kGroup * kHeadDim), scores(kGroup * n_kv);
   for (auto& x : q) x = dist(rng);
   std::vector<float> flush(64 << 20);  // 256 MB
@@ -61,20 +94,39 @@ void BM_DecodeStepAttention(benchmark::State& state) {
       for (size_t i = 0; i < flush.size(); i += 16) sum += flush[i];
     benchmark::DoNotOptimize(sum);
     state.ResumeTiming();
-    for (int layer = 0; layer < kLayers; ++layer) {
-      const int64_t layer_offset = int64_t{layer} * kKvHeads * head_stride;
-      for (int s = 0; s < kSeqs; ++s) {
-        const KvView kv{k + layer_offset, v + layer_offset, tables[s].data(), kBlock, tile, head_stride, n_blocks, 0,
-                        type};
+    for (int layer = 0; layer < kLayers; ++layer)
+      for (int s = 0; s < kSeqs; ++s)
         for (int h = 0; h < kKvHeads; ++h)
-          attention_heads(q.data(), 1, kGroup, kv, h, kHeadDim, n_kv, 0.125f, scores.data(), out.data());
-      }
-    }
+          attention_heads(q.data(), 1, kGroup, cache.view(layer, s), h, kHeadDim, n_kv, 0.125f, scores.data(),
+                          out.data());
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["KV_GB/s"] = benchmark::Counter(
-      2.0 * kLayers * kSeqs * kKvHeads * n_kv * static_cast<double>(tile) / kBlock * 1e-9,
-      benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["KV_GB/s"] = benchmark::Counter(kLayers * kSeqs * kKvHeads * n_kv * cache.position_bytes() * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_VerifyStepAttention(benchmark::State& state) {
+  constexpr int kLayers = 6, kKvHeads = 2, kGroup = 4;
+  constexpr int64_t kContext = 640;
+  const int rows = static_cast<int>(state.range(0));
+  PagedCache cache(kLayers, kKvHeads, kContext + rows, KvType::F16);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> q(rows * kGroup * kHeadDim), out(q.size()), scores(rows * kGroup * (kContext + rows));
+  for (auto& x : q) x = dist(rng);
+  for (auto _ : state) {
+    for (int layer = 0; layer < kLayers; ++layer)
+      for (int s = 0; s < kSeqs; ++s)
+        for (int h = 0; h < kKvHeads; ++h)
+          attention_heads(q.data(), rows, kGroup, cache.view(layer, s), h, kHeadDim, kContext + 1, 0.125f,
+                          scores.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  // Each query head's scores and weighted values: 2 multiply-adds a position and dimension.
+  double positions = 0;
+  for (int r = 0; r < rows; ++r) positions += static_cast<double>(kContext + 1 + r);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      4.0 * kLayers * kSeqs * kKvHeads * kGroup * kHeadDim * positions * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK(BM_DecodeStepAttention)
@@ -88,6 +140,8 @@ BENCHMARK(BM_DecodeStepAttention)
     ->Args({16000, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+BENCHMARK(BM_VerifyStepAttention)->Arg(1)->Arg(2)->Arg(5)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace nanoserve::kernels

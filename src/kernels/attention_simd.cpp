@@ -12,11 +12,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/attention.h"
 #include "kernels/prefetch-inl.h"
 #include "kernels/q8_key_scores-inl.h"
 #include "kernels/q8_value_sums-inl.h"
+#include "kernels/scratch.h"
 #include "tensor/fp16.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -74,49 +76,58 @@ float ScoreOf(const float* q, const F16Tile& tile, int64_t t, int head_dim) {
   return total;
 }
 
-// scores[h * stride + first + t] = scale * q_h·k_t for heads [h0, h0 + nh) and the positions
-// [t0, t0 + nt) of one block, one position a lane: each key dimension's row of the tile is
-// made float once and multiplied into every head's sums. The vector reads the tile's row from
-// t0 on, past the block's count where it is part-filled (the slots exist; their lanes are never
-// stored). next_k, when not null, is the next block's tile (tile_bytes long), asked for line by
-// line as the dimensions go by.
+// scores[j * stride + t] = scale * q_j·k_t (out: the pass's first head's score of position t0)
+// for the pass's NH heads and the positions [t0, t0 + nt) of one block, one position a lane:
+// each key dimension's row of the tile is made float once and multiplied into every head's
+// sums. qt holds the pass's queries dimension by dimension (qt[d * NH + j]: one pointer for
+// every head's broadcasts; with a pointer per head, the AVX-512 kernel ran out of general
+// registers and moved them through vector registers in the loop). The vector reads the tile's
+// row from t0 on, past the block's count where it is part-filled (the slots exist; their lanes
+// are never stored). next_k, when not null, is the next block's tile (row_bytes a dimension),
+// asked for line by line as the dimensions go by.
 template <int kChains, int NH>
-void ScoresVector(const float* q, int h0, const F16Tile& tile, const uint8_t* next_k, int64_t tile_bytes, int64_t first,
-                  int64_t t0, int nt, int head_dim, int64_t stride, float scale, float* scores) {
+void ScoresVector(const float* qt, const F16Tile& tile, const uint8_t* next_k, int64_t row_bytes, int64_t t0, int nt,
+                  int head_dim, int64_t stride, float scale, float* out) {
   const DF df;
   const int N = static_cast<int>(hn::Lanes(df));
   const uint8_t* cursor = next_k;
-  const int64_t row_bytes = tile_bytes / head_dim;  // a dimension's share of the tile (once: no division per row)
   static_assert(kChains == 1 || kChains == 2);
-  // Dimension d into chain d % kChains, in one loop: with the step as a helper taking a chain's
-  // array by reference, GCC zeroed a stack copy of both arrays on every call (7% of a decode
-  // step's attention at 350 positions, bench/attention_bench).
-  constexpr int kOdd = kChains == 2 ? NH : 1;  // the second chain's sums, where there is one
-  hn::Vec<DF> acc0[NH], acc1[kOdd];
-  for (int j = 0; j < NH; ++j) acc0[j] = hn::Zero(df);
-  for (int j = 0; j < kOdd; ++j) acc1[j] = hn::Zero(df);
-  for (int d = 0; d < head_dim; ++d) {
-    if (next_k != nullptr) PrefetchUntil(next_k, (d + 1) * row_bytes, cursor);  // as far as its row d
-    const auto kd = tile.Key(d, t0);  // made float once for every head
+  // Chain c takes the dimensions d with d % kChains == c: the loop steps kChains dimensions at
+  // a time, with no branch on d (a branch in the loop made GCC keep the sums in memory and
+  // zero them with rep stos on every call: 10% of the kernel at 640 positions).
+  hn::Vec<DF> acc0[NH], acc1[NH];
+  HWY_UNROLL(16)
+  for (int j = 0; j < NH; ++j) acc0[j] = acc1[j] = hn::Zero(df);
+  int d = 0;
+  for (; d + kChains <= head_dim; d += kChains) {
+    if (next_k != nullptr) PrefetchUntil(next_k, (d + kChains) * row_bytes, cursor);  // as far as its row d
+    const auto k0 = tile.Key(d, t0);  // made float once for every head
+    const float* q0 = qt + d * NH;
+    HWY_UNROLL(16)
+    for (int j = 0; j < NH; ++j) acc0[j] = hn::MulAdd(hn::Set(df, q0[j]), k0, acc0[j]);
     if constexpr (kChains == 2) {
-      if (d % 2 == 1) {
-        for (int j = 0; j < NH; ++j) acc1[j] = hn::MulAdd(hn::Set(df, q[(h0 + j) * head_dim + d]), kd, acc1[j]);
-        continue;
-      }
+      const auto k1 = tile.Key(d + 1, t0);
+      HWY_UNROLL(16)
+    for (int j = 0; j < NH; ++j) acc1[j] = hn::MulAdd(hn::Set(df, q0[NH + j]), k1, acc1[j]);
     }
-    for (int j = 0; j < NH; ++j) acc0[j] = hn::MulAdd(hn::Set(df, q[(h0 + j) * head_dim + d]), kd, acc0[j]);
+  }
+  if (d < head_dim) {  // an odd head_dim's last dimension: chain 0's
+    if (next_k != nullptr) PrefetchUntil(next_k, head_dim * row_bytes, cursor);
+    const auto k0 = tile.Key(d, t0);
+    HWY_UNROLL(16)
+    for (int j = 0; j < NH; ++j) acc0[j] = hn::MulAdd(hn::Set(df, qt[d * NH + j]), k0, acc0[j]);
   }
   HWY_ALIGN float part[hn::MaxLanes(df)];
+  HWY_UNROLL(16)
   for (int j = 0; j < NH; ++j) {
     auto chains = acc0[j];
     if constexpr (kChains == 2) chains = hn::Add(chains, acc1[j]);
     const auto sum = hn::Mul(chains, hn::Set(df, scale));
-    float* out = scores + (h0 + j) * stride + first + t0;
     if (nt == N) {
-      hn::StoreU(sum, df, out);
+      hn::StoreU(sum, df, out + j * stride);
     } else {
       hn::Store(sum, df, part);
-      std::copy(part, part + nt, out);
+      std::copy(part, part + nt, out + j * stride);
     }
   }
 }
@@ -124,30 +135,29 @@ void ScoresVector(const float* q, int h0, const F16Tile& tile, const uint8_t* ne
 // ScoresVector with the head count nh (1 to kScoreSums / kChains) as a template argument, so
 // that the sums stay in registers.
 template <int kChains, int NH = 1>
-void ScoresVectorOf(int nh, const float* q, int h0, const F16Tile& tile, const uint8_t* next_k, int64_t tile_bytes,
-                    int64_t first, int64_t t0, int nt, int head_dim, int64_t stride, float scale, float* scores) {
+void ScoresVectorOf(int nh, const float* qt, const F16Tile& tile, const uint8_t* next_k, int64_t row_bytes, int64_t t0,
+                    int nt, int head_dim, int64_t stride, float scale, float* out) {
   if constexpr (NH < kScoreSums / kChains) {
     if (nh > NH)
-      return ScoresVectorOf<kChains, NH + 1>(nh, q, h0, tile, next_k, tile_bytes, first, t0, nt, head_dim, stride,
-                                             scale, scores);
+      return ScoresVectorOf<kChains, NH + 1>(nh, qt, tile, next_k, row_bytes, t0, nt, head_dim, stride, scale, out);
   }
-  ScoresVector<kChains, NH>(q, h0, tile, next_k, tile_bytes, first, t0, nt, head_dim, stride, scale, scores);
+  ScoresVector<kChains, NH>(qt, tile, next_k, row_bytes, t0, nt, head_dim, stride, scale, out);
 }
 
 // scores for heads [h0, h0 + nh) (at most kScoreSums / kChains) and the positions of one block
 // (KvRun: its key tile, this KV head's). Positions past the last whole vector that fits in the
 // block's rows (only where a block is narrower than a vector) go one by one, in the same steps.
 template <int kChains>
-void RunScores(const float* q, int h0, int nh, const KvView& head, const KvRun& run, int head_dim, int64_t stride,
-               float scale, float* scores) {
+void RunScores(const float* q, const float* qt, int h0, int nh, const KvView& head, const KvRun& run, int head_dim,
+               int64_t stride, float scale, float* scores) {
   const int N = static_cast<int>(hn::Lanes(DF()));
   const F16Tile tile(run.k, head.block_size, head_dim);
-  const int64_t tile_bytes = kv_tile_bytes(KvType::F16, head_dim, head.block_size);
+  const int64_t row_bytes = kv_tile_bytes(KvType::F16, head_dim, head.block_size) / head_dim;
   int64_t t0 = 0;
   for (; t0 < run.count && t0 + N <= head.block_size; t0 += N) {
     const int nt = static_cast<int>(std::min<int64_t>(N, run.count - t0));
-    ScoresVectorOf<kChains>(nh, q, h0, tile, t0 == 0 ? run.next_k : nullptr, tile_bytes, run.first, t0, nt, head_dim,
-                            stride, scale, scores);
+    ScoresVectorOf<kChains>(nh, qt, tile, t0 == 0 ? run.next_k : nullptr, row_bytes, t0, nt, head_dim, stride, scale,
+                            scores + h0 * stride + run.first + t0);
   }
   for (; t0 < run.count; ++t0)
     for (int j = 0; j < nh; ++j)
@@ -163,27 +173,30 @@ void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, i
             int64_t n_kv, float scale, int64_t stride, float* scores) {
   constexpr int kBatch = kScoreSums / kChains;
   const int n_q = n_rows * heads_per_row;
+  thread_local std::vector<float> qt;  // a pass's queries, dimension by dimension (ScoresVector)
+  grow(qt, static_cast<size_t>(kBatch) * head_dim);
   for (int h0 = 0; h0 < n_q; h0 += kBatch) {
     const int nh = std::min(kBatch, n_q - h0);
+    for (int d = 0; d < head_dim; ++d)
+      for (int j = 0; j < nh; ++j) qt[d * nh + j] = q[(h0 + j) * head_dim + d];
     const int64_t until = n_kv + (h0 + nh - 1) / heads_per_row;  // the pass's last row's positions
     for_each_kv_run(head, from, until, [&](const KvRun& run) {
-      RunScores<kChains>(q, h0, nh, head, run, head_dim, stride, scale, scores);
+      RunScores<kChains>(q, qt.data(), h0, nh, head, run, head_dim, stride, scale, scores);
     });
   }
 }
 
-// out_h += w_h[p] * v_p for heads [h0, h0 + nh) and the positions [first, first + count) of
-// one block's F16 value tile (from its slot 0). Slice by slice of head_dim, the heads' sums stay
-// in registers over every position (the same steps, in the same order, as adding into out
-// position by position). next_v, when not null, is the next block's tile (tile_bytes long).
+// out_j += w_j[p] * v_p for the pass's NH heads (out: its first head's; w_j = w + j * w_stride)
+// and the positions [0, count) of one block's F16 value tile. Slice by slice of head_dim, the
+// heads' sums stay in registers over every position (the same steps, in the same order, as
+// adding into out position by position). next_v, when not null, is the next block's tile
+// (tile_bytes long), asked for at once: a cursor through it in the loop took the general
+// registers that the heads' weights need (GCC then moved them through vector registers).
 template <int NH>
-void RunValuesOf(const float* weights, int h0, const F16Tile& values, const uint8_t* next_v, int64_t tile_bytes,
-                 int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
-  const float* w = weights + h0 * w_stride + first;
-  // The next block's tile (full, as every block before the last is), its share of a position
-  // at a time in the first pass over the positions.
-  const int64_t row_bytes = tile_bytes / values.block_size;
-  const uint8_t* cursor = next_v;
+void RunValuesOf(const float* w, int64_t w_stride, const F16Tile& values, const uint8_t* next_v, int64_t tile_bytes,
+                 int64_t count, int head_dim, float* out) {
+  if (next_v != nullptr)
+    for (int64_t line = 0; line < tile_bytes; line += 64) hwy::Prefetch(next_v + line);
   const DF df;
   const int N = static_cast<int>(hn::Lanes(df));
   const int vec_end = head_dim / N * N;
@@ -193,52 +206,54 @@ void RunValuesOf(const float* weights, int h0, const F16Tile& values, const uint
   // the multiply-adds do not wait on each other's latency.
   for (; i + 2 * N <= vec_end; i += 2 * N) {
     hn::Vec<DF> acc[NH], acc2[NH];
+    HWY_UNROLL(16)
     for (int j = 0; j < NH; ++j) {
-      acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
-      acc2[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i + N);
+      acc[j] = hn::LoadU(df, out + j * head_dim + i);
+      acc2[j] = hn::LoadU(df, out + j * head_dim + i + N);
     }
     for (int64_t p = 0; p < count; ++p) {
-      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);  // its row p
       const auto vv = values.Value(p, i);  // made float once for every head
       const auto vv2 = values.Value(p, i + N);
+      HWY_UNROLL(16)
       for (int j = 0; j < NH; ++j) {
         const auto wj = hn::Set(df, w[j * w_stride + p]);
         acc[j] = hn::MulAdd(wj, vv, acc[j]);
         acc2[j] = hn::MulAdd(wj, vv2, acc2[j]);
       }
     }
+    HWY_UNROLL(16)
     for (int j = 0; j < NH; ++j) {
-      hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
-      hn::StoreU(acc2[j], df, out + (h0 + j) * head_dim + i + N);
+      hn::StoreU(acc[j], df, out + j * head_dim + i);
+      hn::StoreU(acc2[j], df, out + j * head_dim + i + N);
     }
   }
 #endif
   for (; i < vec_end; i += N) {
     hn::Vec<DF> acc[NH];
-    for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + (h0 + j) * head_dim + i);
+    HWY_UNROLL(16)
+    for (int j = 0; j < NH; ++j) acc[j] = hn::LoadU(df, out + j * head_dim + i);
     for (int64_t p = 0; p < count; ++p) {
-      if (next_v != nullptr && i == 0) PrefetchUntil(next_v, (p + 1) * row_bytes, cursor);
       const auto vv = values.Value(p, i);  // made float once for every head
+      HWY_UNROLL(16)
       for (int j = 0; j < NH; ++j) acc[j] = hn::MulAdd(hn::Set(df, w[j * w_stride + p]), vv, acc[j]);
     }
-    for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + (h0 + j) * head_dim + i);
+    HWY_UNROLL(16)
+    for (int j = 0; j < NH; ++j) hn::StoreU(acc[j], df, out + j * head_dim + i);
   }
   for (int64_t p = 0; p < count; ++p)
     for (int j = 0; j < NH; ++j)
-      for (int i = vec_end; i < head_dim; ++i)
-        out[(h0 + j) * head_dim + i] += w[j * w_stride + p] * values.ValueAt(p, i);
+      for (int i = vec_end; i < head_dim; ++i) out[j * head_dim + i] += w[j * w_stride + p] * values.ValueAt(p, i);
 }
 
 // RunValuesOf with the head count nh (1 to kValueHeads) as a template argument, so that the
 // sums stay in registers.
 template <int NH = 1>
-void RunValues(const float* weights, int h0, int nh, const F16Tile& tile, const uint8_t* next_v, int64_t tile_bytes,
-               int64_t first, int64_t count, int head_dim, int64_t w_stride, float* out) {
+void RunValues(int nh, const float* w, int64_t w_stride, const F16Tile& tile, const uint8_t* next_v,
+               int64_t tile_bytes, int64_t count, int head_dim, float* out) {
   if constexpr (NH < kValueHeads) {
-    if (nh > NH)
-      return RunValues<NH + 1>(weights, h0, nh, tile, next_v, tile_bytes, first, count, head_dim, w_stride, out);
+    if (nh > NH) return RunValues<NH + 1>(nh, w, w_stride, tile, next_v, tile_bytes, count, head_dim, out);
   }
-  RunValuesOf<NH>(weights, h0, tile, next_v, tile_bytes, first, count, head_dim, w_stride, out);
+  RunValuesOf<NH>(w, w_stride, tile, next_v, tile_bytes, count, head_dim, out);
 }
 
 // Replaces scores[0, n) by exp(scores - max) and returns their sum.
@@ -303,8 +318,8 @@ void AttentionHeadsOf(const float* q, int n_rows, int heads_per_row, const KvVie
       q8v::Values(nh, scores + h0 * stride, stride, head, lo, last, head_dim, out + h0 * head_dim);
     } else {
       for_each_kv_run(head, lo, last, [&](const KvRun& run) {
-        RunValues(scores, h0, nh, F16Tile(run.v, head.block_size, head_dim), run.next_v, tile_bytes, run.first,
-                  run.count, head_dim, stride, out);
+        RunValues(nh, scores + h0 * stride + run.first, stride, F16Tile(run.v, head.block_size, head_dim), run.next_v,
+                  tile_bytes, run.count, head_dim, out + h0 * head_dim);
       });
     }
     for (int j = 0; j < nh; ++j)
