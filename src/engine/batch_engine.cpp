@@ -265,14 +265,12 @@ void BatchEngine::step() {
 void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   std::vector<DraftPolicy::Candidate> candidates;
   std::vector<size_t> who;  // index in running_ of each candidate
-  int64_t base_rows = 0, decoders = 0;
+  int64_t decoders = 0;
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& seq = *running_[i];
     seq.draft.clear();
     seq.guess.clear();
-    const int64_t pending = static_cast<int64_t>(seq.tokens.size()) - seq.cached;
-    base_rows += pending;
-    if (pending != 1) continue;
+    if (static_cast<int64_t>(seq.tokens.size()) - seq.cached != 1) continue;  // taking in its prompt
     ++decoders;
     if (!seq.speculating) continue;
     // Room for the drafts and the token after them: max_tokens, and the context's positions.
@@ -289,15 +287,13 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   }
   if (candidates.empty()) return;
   const int64_t step_tokens = scheduler_.limits().step_tokens;
-  base_rows = std::min(base_rows, step_tokens);
   std::vector<int64_t> lengths;
   if (draft_always_) {
     for (const DraftPolicy::Candidate& c : candidates) lengths.push_back(c.available);
   } else {
     // The batch's sequences to come: the running ones and those waiting for a free slot.
     const size_t sequences = running_.size() + std::min(waiting_.size(), free_slots_.size());
-    lengths = draft_policy_.allocate(base_rows, decoders, step_tokens - decoders, candidates,
-                                     static_cast<int64_t>(sequences));
+    lengths = draft_policy_.allocate(decoders, step_tokens - decoders, candidates, static_cast<int64_t>(sequences));
   }
   std::vector<DraftAsk> asks;
   for (size_t k = 0; k < candidates.size(); ++k) {

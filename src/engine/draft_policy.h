@@ -122,12 +122,12 @@ class DraftPolicy {
   void record_verify(int slot, int64_t drafted, int64_t accepted);
   // The token `slot` would have drafted in a step where it drafted nothing was `right` or not.
   void record_guess(int slot, bool right) { record_verify(slot, 1, right ? 1 : 0); }
-  // Draft tokens for each candidate (in order) in a step that has `base_rows` rows and yields
-  // `base_tokens` tokens without drafts (a token per decoding sequence); their sum is at most
-  // `max_extra_rows`. `sequences`: the batch's sequences, also those still taking in their
-  // prompts or waiting for a slot (the decode steps to come), at least base_tokens.
-  std::vector<int64_t> allocate(int64_t base_rows, int64_t base_tokens, int64_t max_extra_rows,
-                                std::span<const Candidate> candidates, int64_t sequences = 0);
+  // Draft tokens for each candidate (in order) in a step that yields `base_tokens` tokens
+  // without drafts (a token per decoding sequence; prompts' chunks beside them do not count);
+  // their sum is at most `max_extra_rows`. `sequences`: the batch's sequences, also those still
+  // taking in their prompts or waiting for a slot (the decode steps to come), at least base_tokens.
+  std::vector<int64_t> allocate(int64_t base_tokens, int64_t max_extra_rows, std::span<const Candidate> candidates,
+                                int64_t sequences = 0);
 
   double acceptance(int slot) const;
 

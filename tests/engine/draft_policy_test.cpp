@@ -91,7 +91,7 @@ TEST(StepTimes, ALineFromTheRowsWhereTheDecisionsLie) {
 // Clears a new sequence's first, exploring draft (one token).
 void explore(DraftPolicy& p, int slot) {
   const std::vector<Candidate> c = {{.slot = slot, .available = 1}};
-  EXPECT_EQ(p.allocate(1, 1, 63, c)[0], 1);
+  EXPECT_EQ(p.allocate(1, 63, c)[0], 1);
 }
 
 TEST(DraftPolicy, DraftsAsFarAsPaysOnAMemoryBoundStepAndNotAtAllOnAComputeBoundOne) {
@@ -101,13 +101,13 @@ TEST(DraftPolicy, DraftsAsFarAsPaysOnAMemoryBoundStepAndNotAtAllOnAComputeBoundO
   explore(cheap, 0);
   for (int i = 0; i < 3; ++i) cheap.record_verify(0, 8, 8);  // everything accepted lately
   EXPECT_GT(cheap.acceptance(0), 0.8);
-  EXPECT_EQ(cheap.allocate(1, 1, 63, c), (std::vector<int64_t>{8}));
+  EXPECT_EQ(cheap.allocate(1, 63, c), (std::vector<int64_t>{8}));
 
   DraftPolicy dear(2, 64);
   teach(dear, 0.0, 0.010);  // every row costs a whole step
   explore(dear, 0);
   for (int i = 0; i < 3; ++i) dear.record_verify(0, 8, 8);
-  EXPECT_EQ(dear.allocate(1, 1, 63, c), (std::vector<int64_t>{0}));
+  EXPECT_EQ(dear.allocate(1, 63, c), (std::vector<int64_t>{0}));
 }
 
 TEST(DraftPolicy, TheLikeliestSequenceGetsRowsFirstAndTheBudgetHolds) {
@@ -120,14 +120,14 @@ TEST(DraftPolicy, TheLikeliestSequenceGetsRowsFirstAndTheBudgetHolds) {
     p.record_verify(1, 4, 0);  // slot 1: always wrong
   }
   const std::vector<Candidate> c = {{.slot = 1, .available = 8}, {.slot = 0, .available = 8}};
-  const std::vector<int64_t> got = p.allocate(2, 2, 63, c);
+  const std::vector<int64_t> got = p.allocate(2, 63, c);
   EXPECT_EQ(got[0], 0);
   EXPECT_GT(got[1], 2);
-  const std::vector<int64_t> capped = p.allocate(2, 2, 3, c);
+  const std::vector<int64_t> capped = p.allocate(2, 3, c);
   EXPECT_LE(sum(capped), 3);
   // Never more than a drafter can give.
   const std::vector<Candidate> short_one = {{.slot = 0, .available = 2}};
-  EXPECT_EQ(p.allocate(1, 1, 63, short_one), (std::vector<int64_t>{2}));
+  EXPECT_EQ(p.allocate(1, 63, short_one), (std::vector<int64_t>{2}));
 }
 
 TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
@@ -137,7 +137,7 @@ TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
   int64_t drafting_steps = 0, steps = 0;
   std::vector<int64_t> draft_steps;  // when it drafted
   for (; steps < 600; ++steps) {
-    const int64_t n = p.allocate(1, 1, 63, c)[0];
+    const int64_t n = p.allocate(1, 63, c)[0];
     if (n > 0) {
       ++drafting_steps;
       draft_steps.push_back(steps);
@@ -153,9 +153,9 @@ TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
 
   // Once right, it drafts again soon and keeps drafting.
   p.start(0);
-  EXPECT_GT(p.allocate(1, 1, 63, c)[0], 0);
+  EXPECT_GT(p.allocate(1, 63, c)[0], 0);
   for (int i = 0; i < 5; ++i) p.record_verify(0, 4, 4);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(p.allocate(1, 1, 63, c)[0], 4);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(p.allocate(1, 63, c)[0], 4);
 }
 
 // Eight sequences on a step whose every row costs as much as a token's share (time ∝ rows):
@@ -168,7 +168,7 @@ TEST(DraftPolicy, RightDraftsThatDoNotPayStillPauseLongerEachTime) {
   for (int slot = 0; slot < 8; ++slot) c.push_back({.slot = slot, .available = 4});
   int64_t draft_rows = 0;
   for (int step = 0; step < 600; ++step) {
-    const std::vector<int64_t> d = p.allocate(8, 8, 64, c);
+    const std::vector<int64_t> d = p.allocate(8, 64, c);
     for (size_t i = 0; i < d.size(); ++i) {
       if (d[i] == 0) continue;
       draft_rows += d[i];
@@ -189,10 +189,10 @@ TEST(DraftPolicy, WithFreeGuessesAcceptanceIsLearnedWithoutARow) {
   teach(p, 0.010, 0.003);
   std::vector<Candidate> c;
   for (int slot = 0; slot < 8; ++slot) c.push_back({.slot = slot, .available = 4});
-  EXPECT_EQ(sum(p.allocate(8, 8, 64, c)), 0);  // no exploring row
+  EXPECT_EQ(sum(p.allocate(8, 64, c)), 0);  // no exploring row
   int64_t right_rows = 0, wrong_rows = 0;
   for (int step = 0; step < 100; ++step) {
-    const std::vector<int64_t> d = p.allocate(8, 8, 64, c);
+    const std::vector<int64_t> d = p.allocate(8, 64, c);
     for (size_t i = 0; i < d.size(); ++i) {
       const bool right = c[i].slot == 0;
       (right ? right_rows : wrong_rows) += d[i];
@@ -218,7 +218,7 @@ TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
     explore(p, 0);
     explore(p, 1);
     for (int i = 0; i < 5; ++i) p.record_verify(0, 4, 3), p.record_verify(1, 4, 3);  // 0.75 accepted
-    const std::vector<int64_t> got = p.allocate(2, 2, 62, c);
+    const std::vector<int64_t> got = p.allocate(2, 62, c);
     EXPECT_EQ(sum(got) > 0, pays) << "a pass of " << pass << " s";
     if (pays) {
       EXPECT_GE(got[0], 2);
@@ -228,9 +228,8 @@ TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
 
 // A draft model must take in a sequence's prompt before its first draft. Where its passes cost
 // as much as the model's step (a draft model as dear as the model), no draft could pay even if
-// every token were right, so a new sequence does not explore (no prefill of its prompt), also
-// in a step that carries a prompt's chunk (where a row looks cheap), and tries again after
-// pauses that double; one with nothing to take in explores as before, and so does one whose
+// every token were right, so a new sequence does not explore (no prefill of its prompt), and
+// tries again after pauses that double; one with nothing to take in explores as before, and so does one whose
 // drafts could pay.
 TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraftingCouldPay) {
   const auto policy = [](double pass) {
@@ -245,15 +244,12 @@ TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraft
 
   DraftPolicy dear = policy(0.020);
   int explored = 0;
-  for (int step = 0; step < 300; ++step) {  // every other step beside a prompt's chunk of 512 rows
-    const int64_t rows = step % 2 == 0 ? 1 : 513;
-    explored += dear.allocate(rows, 1, 63, std::vector<Candidate>{with_prompt})[0] > 0;
-  }
+  for (int step = 0; step < 300; ++step) explored += dear.allocate(1, 63, std::vector<Candidate>{with_prompt})[0] > 0;
   EXPECT_EQ(explored, 0);
-  EXPECT_EQ(dear.allocate(1, 1, 63, std::vector<Candidate>{without}), (std::vector<int64_t>{1}));
+  EXPECT_EQ(dear.allocate(1, 63, std::vector<Candidate>{without}), (std::vector<int64_t>{1}));
 
   DraftPolicy cheap = policy(0.0002);
-  EXPECT_GE(cheap.allocate(1, 1, 63, std::vector<Candidate>{with_prompt})[0], 1);
+  EXPECT_GE(cheap.allocate(1, 63, std::vector<Candidate>{with_prompt})[0], 1);
 }
 
 // Whether a sequence with an intake explores is judged on the decode steps of the whole batch:
@@ -270,9 +266,9 @@ TEST(DraftPolicy, ExploringIsJudgedOnTheDecodeStepsOfTheWholeBatch) {
   };
   const std::vector<Candidate> c = {{.slot = 0, .available = 8, .intake = 512, .remaining = 256}};
   DraftPolicy batch = policy();
-  EXPECT_EQ(batch.allocate(513, 1, 63, c, /*sequences=*/8)[0], 0);
+  EXPECT_EQ(batch.allocate(1, 63, c, /*sequences=*/8)[0], 0);
   DraftPolicy alone = policy();
-  EXPECT_EQ(alone.allocate(1, 1, 63, c, /*sequences=*/1)[0], 1);
+  EXPECT_EQ(alone.allocate(1, 63, c, /*sequences=*/1)[0], 1);
 }
 
 // A sequence that always drafts still leaves a step without drafts now and then, so that the
@@ -284,7 +280,7 @@ TEST(DraftPolicy, EveryFewStepsOneDraftsNothing) {
   const std::vector<Candidate> c = {{.slot = 0, .available = 4}};
   int plain = 0;
   for (int step = 0; step < 4 * DraftPolicy::kPlainEvery; ++step) {
-    const int64_t n = p.allocate(1, 1, 63, c)[0];
+    const int64_t n = p.allocate(1, 63, c)[0];
     if (n == 0) ++plain;
     p.record_verify(0, n, n);
   }
@@ -295,13 +291,13 @@ TEST(DraftPolicy, ANewSequenceDraftsOneTokenFirstAndDraftsBeforeStepsAreMeasured
   DraftPolicy p(2, 64);
   teach(p, 0.0, 0.010);  // compute-bound: no draft pays at the prior's acceptance
   const std::vector<Candidate> c = {{.slot = 0, .available = 3}};
-  EXPECT_EQ(p.allocate(1, 1, 63, c), (std::vector<int64_t>{1}));  // exploring
-  EXPECT_EQ(p.allocate(1, 1, 63, c), (std::vector<int64_t>{0}));
-  EXPECT_EQ(p.allocate(1, 1, 0, std::vector<Candidate>{{.slot = 1, .available = 5}}), (std::vector<int64_t>{0}));
+  EXPECT_EQ(p.allocate(1, 63, c), (std::vector<int64_t>{1}));  // exploring
+  EXPECT_EQ(p.allocate(1, 63, c), (std::vector<int64_t>{0}));
+  EXPECT_EQ(p.allocate(1, 0, std::vector<Candidate>{{.slot = 1, .available = 5}}), (std::vector<int64_t>{0}));
 
   DraftPolicy fresh(1, 64);  // no step measured: a row costs nothing yet
   explore(fresh, 0);
-  EXPECT_EQ(fresh.allocate(1, 1, 63, c), (std::vector<int64_t>{3}));
+  EXPECT_EQ(fresh.allocate(1, 63, c), (std::vector<int64_t>{3}));
 }
 
 // A draft model drafting for 8 sequences at once runs its passes over 8 rows: where its rows
@@ -324,7 +320,7 @@ TEST(DraftPolicy, DraftsForManySequencesCostTheirRowsOnTheDraftModel) {
       explore(p, c.slot);
       for (int i = 0; i < 5; ++i) p.record_verify(c.slot, 4, 3);  // 0.75 accepted
     }
-    return sum(p.allocate(8, 8, 120, eight));
+    return sum(p.allocate(8, 120, eight));
   };
   EXPECT_GE(drafts_for_eight(false), 8);  // per pass alone: drafts look cheap
   EXPECT_EQ(drafts_for_eight(true), 0);
@@ -338,7 +334,7 @@ TEST(DraftPolicy, DraftsForManySequencesCostTheirRowsOnTheDraftModel) {
                               0.0002 * static_cast<double>(passes) + 0.0002 * static_cast<double>(passes * sequences));
   explore(alone, 0);
   for (int i = 0; i < 5; ++i) alone.record_verify(0, 4, 3);
-  EXPECT_GE(sum(alone.allocate(1, 1, 63, std::vector<Candidate>{{.slot = 0, .available = 8}})), 2);
+  EXPECT_GE(sum(alone.allocate(1, 63, std::vector<Candidate>{{.slot = 0, .available = 8}})), 2);
 }
 
 }  // namespace
