@@ -167,11 +167,10 @@ double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t 
 std::vector<int64_t> DraftPolicy::allocate(int64_t base_tokens, int64_t max_extra_rows,
                                            std::span<const Candidate> candidates, int64_t sequences) {
   const size_t n = candidates.size();
-  // Drafts are judged on the step without the prompts' chunks it may carry: the tokens they
-  // save would otherwise come from decode steps, and against those they must pay. Beside a
-  // prompt's chunk every draft row looks cheap to the step's rate, yet each one delays the
-  // prompts (where many start at once, the last stream's first token: 8 pycoder prompts at
-  // once, 248 ms to it without speculation, 262 with lookup, when drafts were judged so).
+  // Drafts are judged on the step without the prompts' chunks it may carry (as exploring is,
+  // below): the tokens they save would otherwise come from decode steps, and against those they
+  // must pay; beside a chunk each draft row only delays the prompts (8 pycoder prompts at once:
+  // 248 ms to the last first token without speculation, 262 with lookup, when judged with it).
   const int64_t rows = std::max<int64_t>(1, base_tokens);
   const double tokens = static_cast<double>(rows);
   const StepTimes::Line step = times_.line(rows);

@@ -108,7 +108,7 @@ void ScoresVector(const float* qt, const F16Tile& tile, const uint8_t* next_k, i
     if constexpr (kChains == 2) {
       const auto k1 = tile.Key(d + 1, t0);
       HWY_UNROLL(16)
-    for (int j = 0; j < NH; ++j) acc1[j] = hn::MulAdd(hn::Set(df, q0[NH + j]), k1, acc1[j]);
+      for (int j = 0; j < NH; ++j) acc1[j] = hn::MulAdd(hn::Set(df, q0[NH + j]), k1, acc1[j]);
     }
   }
   if (d < head_dim) {  // an odd head_dim's last dimension: chain 0's
@@ -195,8 +195,10 @@ void Scores(const float* q, int n_rows, int heads_per_row, const KvView& head, i
 template <int NH>
 void RunValuesOf(const float* w, int64_t w_stride, const F16Tile& values, const uint8_t* next_v, int64_t tile_bytes,
                  int64_t count, int head_dim, float* out) {
-  if (next_v != nullptr)
-    for (int64_t line = 0; line < tile_bytes; line += 64) hwy::Prefetch(next_v + line);
+  if (next_v != nullptr) {
+    const uint8_t* cursor = next_v;
+    PrefetchUntil(next_v, tile_bytes, cursor);
+  }
   const DF df;
   const int N = static_cast<int>(hn::Lanes(df));
   const int vec_end = head_dim / N * N;

@@ -229,8 +229,8 @@ TEST(DraftPolicy, DraftingTimeCountsByItsPasses) {
 // A draft model must take in a sequence's prompt before its first draft. Where its passes cost
 // as much as the model's step (a draft model as dear as the model), no draft could pay even if
 // every token were right, so a new sequence does not explore (no prefill of its prompt), and
-// tries again after pauses that double; one with nothing to take in explores as before, and so does one whose
-// drafts could pay.
+// tries again after pauses that double; one with nothing to take in explores as before, and so
+// does one whose drafts could pay.
 TEST(DraftPolicy, ASequenceWhoseDrafterMustTakeInItsPromptExploresOnlyWhereDraftingCouldPay) {
   const auto policy = [](double pass) {
     DraftPolicy p(2, 64);
