@@ -263,29 +263,34 @@ void BatchEngine::step() {
 }
 
 void BatchEngine::draft(std::vector<SequenceView>& running_view) {
+  // Every running sequence is a candidate, those that cannot draft now (taking in their prompts,
+  // not speculating, no room) with nothing available: the batch's steps go on while any of them
+  // has tokens left, which the policy weighs.
   std::vector<DraftPolicy::Candidate> candidates;
-  std::vector<size_t> who;  // index in running_ of each candidate
   int64_t decoders = 0;
-  for (size_t i = 0; i < running_.size(); ++i) {
-    Sequence& seq = *running_[i];
+  bool any_room = false;
+  for (const SequencePtr& s : running_) {
+    Sequence& seq = *s;
     seq.draft.clear();
     seq.guess.clear();
-    if (static_cast<int64_t>(seq.tokens.size()) - seq.cached != 1) continue;  // taking in its prompt
-    ++decoders;
-    if (!seq.speculating) continue;
-    // Room for the drafts and the token after them: max_tokens, and the context's positions.
+    // Tokens it may still generate, and room for the drafts and the token after them: max_tokens,
+    // and the context's positions.
     const GenerationRequest& r = seq.generation->request();
     const auto generated = static_cast<int64_t>(seq.tokens.size() - r.prompt.size());
-    const int64_t room = std::min({draft_max_, r.max_tokens - generated - 1,
-                                   context_size_ - static_cast<int64_t>(seq.tokens.size())});
-    if (room <= 0) continue;
-    candidates.push_back({.slot = seq.slot,
-                          .available = drafter_->available(seq.tokens, room),
-                          .intake = drafter_->intake(seq.slot, seq.tokens),
-                          .remaining = r.max_tokens - generated});
-    who.push_back(i);
+    const auto positions_left = context_size_ - static_cast<int64_t>(seq.tokens.size());
+    const int64_t left = std::min(r.max_tokens - generated, positions_left);
+    const int64_t room = std::min({draft_max_, r.max_tokens - generated - 1, positions_left});
+    const bool decoding = static_cast<int64_t>(seq.tokens.size()) - seq.cached == 1;  // else taking in its prompt
+    decoders += decoding ? 1 : 0;
+    DraftPolicy::Candidate c{.slot = seq.slot, .remaining = left};
+    if (decoding && seq.speculating && room > 0) {
+      c.available = drafter_->available(seq.tokens, room);
+      c.intake = drafter_->intake(seq.slot, seq.tokens);
+      any_room = true;
+    }
+    candidates.push_back(c);
   }
-  if (candidates.empty()) return;
+  if (!any_room) return;
   const int64_t step_tokens = scheduler_.limits().step_tokens;
   std::vector<int64_t> lengths;
   if (draft_always_) {
@@ -297,7 +302,7 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   }
   std::vector<DraftAsk> asks;
   for (size_t k = 0; k < candidates.size(); ++k) {
-    Sequence& seq = *running_[who[k]];
+    Sequence& seq = *running_[k];
     if (lengths[k] > 0)
       asks.push_back({.slot = seq.slot, .tokens = seq.tokens, .max = lengths[k], .out = &seq.draft});
     else if (drafter_->guesses_are_free() && candidates[k].available > 0)
@@ -311,9 +316,9 @@ void BatchEngine::draft(std::vector<SequenceView>& running_view) {
   draft_policy_.record_drafting(rounds, tokens, seconds_since(started) - prompts.seconds);
   draft_policy_.record_intake(prompts.tokens, prompts.seconds);
   for (size_t k = 0; k < candidates.size(); ++k) {
-    Sequence& seq = *running_[who[k]];
+    Sequence& seq = *running_[k];
     if (static_cast<int64_t>(seq.draft.size()) > lengths[k]) seq.draft.resize(static_cast<size_t>(lengths[k]));
-    running_view[who[k]].drafts = static_cast<int64_t>(seq.draft.size());
+    running_view[k].drafts = static_cast<int64_t>(seq.draft.size());
   }
 }
 
@@ -491,6 +496,7 @@ void BatchEngine::start(Sequence& seq) {
     release(seq);
     seq.timeline->mark(TimelineEvent::Kind::Finished);
   });
+  draft_policy_.admitted();
   if (seq.speculating) draft_policy_.start(seq.slot);
   if (seq.cached == static_cast<int64_t>(seq.tokens.size())) choose_from_cached_logits(seq);
 }
@@ -556,6 +562,8 @@ void BatchEngine::preempt(Sequence& seq) {
 }
 
 void BatchEngine::release(Sequence& seq) {
+  const int64_t holding = static_cast<int64_t>(cache_.n_seq()) - static_cast<int64_t>(free_slots_.size());
+  draft_policy_.released(/*others_run=*/holding > 1);
   if (disk_ && seq.caching) spill(seq);
   cache_.clear(seq.slot);
   free_slots_.push_back(seq.slot);

@@ -117,6 +117,49 @@ bool DraftPolicy::could_pay(const Candidate& c, const StepTimes::Line& step, con
   return (tokens + static_cast<double>(k)) * now > tokens * time;
 }
 
+void DraftPolicy::released(bool others_run) {
+  if (others_run) {
+    ++open_releases_;
+    return;
+  }
+  // The batch ran empty: what comes next starts a new one, and the freed slots were not retaken.
+  for (; open_releases_ > 0; --open_releases_) refilled_ *= kMemory, releases_ = kMemory * releases_ + 1;
+}
+
+void DraftPolicy::admitted() {
+  if (open_releases_ == 0) return;
+  --open_releases_;
+  refilled_ = kMemory * refilled_ + 1;
+  releases_ = kMemory * releases_ + 1;
+}
+
+std::vector<DraftPolicy::Worth> DraftPolicy::worth(std::span<const Candidate> candidates,
+                                                    const StepTimes::Line& step, int64_t rows, double tokens) const {
+  const size_t n = candidates.size();
+  // Each one's steps left, at the tokens a step gives it with what its drafter lately offered checked.
+  std::vector<double> steps_left(n);
+  double most = 0, second = 0;  // the most steps left, and the second most
+  for (size_t i = 0; i < n; ++i) {
+    const double offered = slots_.at(static_cast<size_t>(candidates[i].slot)).offered;
+    const double a = acceptance(candidates[i].slot);
+    double per_step = 1, chance = 1;
+    for (int64_t k = 0; static_cast<double>(k) < offered; ++k)
+      chance *= a, per_step += chance * std::min(1.0, offered - static_cast<double>(k));
+    steps_left[i] = static_cast<double>(candidates[i].remaining) / per_step;
+    second = std::max(second, std::min(most, steps_left[i]));
+    most = std::max(most, steps_left[i]);
+  }
+  const double now = step.at(rows);
+  const double spared = now > 0 ? std::clamp(step.per_row * tokens / now, 0.0, 1.0) : 1.0;
+  std::vector<Worth> worth(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double others = steps_left[i] == most ? second : most;
+    worth[i] = {.whole = static_cast<int64_t>(std::max(0.0, static_cast<double>(candidates[i].remaining) - others)),
+                .beyond = refills() + (1 - refills()) * spared};
+  }
+  return worth;
+}
+
 void DraftPolicy::pause(SlotState& s) {
   s.pause = s.next_pause;
   s.next_pause = std::min(kMaxPause, 2 * s.next_pause);
@@ -134,32 +177,33 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
 double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t longest, int64_t base_rows,
                          double base_tokens, int64_t max_extra_rows, std::span<const Candidate> candidates,
                          const std::vector<bool>& eligible, const std::vector<double>& accept,
-                         std::vector<int64_t>& drafts) const {
+                         const std::vector<Worth>& worth, std::vector<int64_t>& drafts) const {
   const size_t n = candidates.size();
+  // The expected tokens of i's k-th draft token (from 1), times what a token of it is worth.
+  const auto gain = [&](size_t i, int64_t k) {
+    return std::pow(accept[i], static_cast<double>(k)) * (k <= worth[i].whole ? 1.0 : worth[i].beyond);
+  };
   double tokens = base_tokens;
-  std::vector<double> next_gain(n);  // the next draft token's expected tokens
-  for (size_t i = 0; i < n; ++i) {
-    double gain = accept[i];
-    for (int64_t k = 0; k < drafts[i]; ++k) tokens += gain, gain *= accept[i];
-    next_gain[i] = gain;
-  }
+  for (size_t i = 0; i < n; ++i)
+    for (int64_t k = 1; k <= drafts[i]; ++k) tokens += gain(i, k);
   int64_t rows = base_rows, extra = 0;
   for (int64_t d : drafts) rows += d, extra += d;
   while (extra < max_extra_rows) {
     size_t best = n;
-    for (size_t i = 0; i < n; ++i)
-      if (eligible[i] && drafts[i] < std::min(longest, candidates[i].available) &&
-          (best == n || next_gain[i] > next_gain[best]))
-        best = i;
+    double best_gain = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!eligible[i] || drafts[i] >= std::min(longest, candidates[i].available)) continue;
+      const double g = gain(i, drafts[i] + 1);
+      if (best == n || g > best_gain) best = i, best_gain = g;
+    }
     if (best == n) break;
     const double drafted = per_token * static_cast<double>(extra);
     const double now = step.at(rows) + drafted, then = step.at(rows + 1) + drafted + per_token;
-    if (now > 0 && (tokens + next_gain[best]) * now <= tokens * then) break;  // its row does not pay
+    if (now > 0 && (tokens + best_gain) * now <= tokens * then) break;  // its row does not pay
     ++drafts[best];
     ++rows;
     ++extra;
-    tokens += next_gain[best];
-    next_gain[best] *= accept[best];
+    tokens += best_gain;
   }
   return tokens;
 }
@@ -186,6 +230,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_tokens, int64_t max_extr
   int64_t forced_rows = 0, longest_offer = 0;
   for (size_t i = 0; i < n; ++i) {
     SlotState& s = slots_.at(static_cast<size_t>(candidates[i].slot));
+    s.offered = kMemory * s.offered + (1 - kMemory) * static_cast<double>(candidates[i].available);
     if (candidates[i].available <= 0) continue;
     if (s.pause > 0) {
       if (--s.pause == 0) s.explore = true;  // try again
@@ -205,6 +250,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_tokens, int64_t max_extr
     accept[i] = acceptance(candidates[i].slot);
     longest_offer = std::max(longest_offer, candidates[i].available);
   }
+  const std::vector<Worth> worth = this->worth(candidates, step, rows, tokens);
   if (++steps_since_plain_ >= kPlainEvery && forced_rows == 0) {  // a step without drafts, to measure
     steps_since_plain_ = 0;
     return forced;
@@ -215,7 +261,7 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_tokens, int64_t max_extr
   for (int64_t longest = 0; longest <= longest_offer; ++longest) {
     std::vector<int64_t> drafts = forced;
     const double expected =
-        fill(step, drafting.per_token, longest, rows, tokens, max_extra_rows, candidates, eligible, accept, drafts);
+        fill(step, drafting.per_token, longest, rows, tokens, max_extra_rows, candidates, eligible, accept, worth, drafts);
     int64_t step_rows = rows, rounds = 0;
     double intakes = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -230,14 +276,15 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_tokens, int64_t max_extr
       best_rate = rate, best = std::move(drafts);
     if (longest == 0) rate_without = rate;
   }
-  // Those that get nothing though offered, and not for want of room: drafts do not pay them now.
+  // Those that get nothing though offered, and not for want of room: drafts do not pay them now
+  // (those that do not end the batch wait for nothing: they draft again once they do).
   int64_t given = 0;
   for (int64_t d : best) given += d;
   if (given == 0) steps_since_plain_ = 0;
   for (size_t i = 0; i < n; ++i)
     if (best[i] > forced[i]) slots_[static_cast<size_t>(candidates[i].slot)].next_pause = 1;  // its drafts pay
   for (size_t i = 0; i < n && given < max_extra_rows; ++i) {
-    if (!eligible[i] || best[i] > 0) continue;
+    if (!eligible[i] || best[i] > 0 || (worth[i].whole == 0 && worth[i].beyond < 1)) continue;
     pause(slots_[static_cast<size_t>(candidates[i].slot)]);
   }
   return best;

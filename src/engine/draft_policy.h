@@ -21,6 +21,9 @@
 //   new prompt, or of what the sequence generated while it did not draft), at its measured
 //   seconds per token: an investment that the sequence's remaining tokens pay back, so a step
 //   is charged the share of it that its drafts' tokens are of the sequence's remaining ones.
+// - What a sequence's gained tokens are worth: a token where ending it sooner shortens the
+//   batch's steps or lets a waiting request in sooner; else (streams started together, another
+//   outlasting it) only the rows it spares of steps the batch takes anyway (worth()).
 //
 // For each longest draft K (0, 1, 2, ...) drafts are handed out one token at a time to the
 // sequence whose next one is most likely accepted, while the expected tokens grow faster than
@@ -122,7 +125,14 @@ class DraftPolicy {
   void record_verify(int slot, int64_t drafted, int64_t accepted);
   // The token `slot` would have drafted in a step where it drafted nothing was `right` or not.
   void record_guess(int slot, bool right) { record_verify(slot, 1, right ? 1 : 0); }
-  // Draft tokens for each candidate (in order) in a step that yields `base_tokens` tokens
+  // A sequence ended and freed its slot while `others_run`; a request took a slot. Whether slots
+  // freed while others run are taken again before the batch runs empty (requests keep coming,
+  // as from clients that send the next when one ends) says what a sequence that ends before the
+  // others is worth (the batch's last one ends its steps: it is worth its tokens anyway).
+  void released(bool others_run);
+  void admitted();
+  // Draft tokens for each candidate (in order: the batch's sequences, those that cannot draft now
+  // with nothing available) in a step that yields `base_tokens` tokens
   // without drafts (a token per decoding sequence; prompts' chunks beside them do not count);
   // their sum is at most `max_extra_rows`. `sequences`: the batch's sequences, also those still
   // taking in their prompts or waiting for a slot (the decode steps to come), at least base_tokens.
@@ -139,13 +149,28 @@ class DraftPolicy {
     int64_t pause = 0;                // steps left without drafting
     int64_t next_pause = 1;           // the pause the next time drafts do not pay
     bool explore = true;              // draft all that is offered next time (to measure acceptance)
+    double offered = 0;               // the tokens its drafter offered lately, older steps weighing less
   };
+  // What a token each candidate's drafts gain is worth, in tokens of a step of `rows` rows and
+  // `tokens` tokens. A whole token while it would end the batch's steps without drafts: for as
+  // many tokens as it has left beyond every other's steps left (at the tokens a step gives each
+  // with what its drafter lately offered checked: a lookup finds a match in one step and not in
+  // the next; a text with nothing to find gives a token a step). Past them the sequence ends
+  // sooner but the steps go on: its token spares a row of a step taken anyway (a row's share of
+  // a token's cost), unless its slot is taken again at once (requests keep coming): a token.
+  struct Worth {
+    int64_t whole = 0;  // its first draft tokens worth a whole token
+    double beyond = 1;  // the worth of each after them
+  };
+  std::vector<Worth> worth(std::span<const Candidate> candidates, const StepTimes::Line& step, int64_t rows,
+                           double tokens) const;
   // The drafts for each candidate with drafts of at most `longest` tokens (one at a time to the
-  // likeliest next token while its row pays for itself); returns the expected tokens.
-  // per_token: what drafting a token costs besides its row.
+  // next token worth the most, its chance times its worth, while its row pays for itself);
+  // returns the expected tokens, each weighed by its worth. per_token: what drafting a token
+  // costs besides its row.
   double fill(const StepTimes::Line& step, double per_token, int64_t longest, int64_t base_rows, double base_tokens,
               int64_t max_extra_rows, std::span<const Candidate> candidates, const std::vector<bool>& eligible,
-              const std::vector<double>& accept, std::vector<int64_t>& drafts) const;
+              const std::vector<double>& accept, const std::vector<Worth>& worth, std::vector<int64_t>& drafts) const;
   // The share of c's intake that a step which drafts `rows` tokens for it is charged.
   double intake_share(const Candidate& c, int64_t rows) const;
   // Whether drafting for c could pay in a step of `rows` rows and `tokens` tokens: with all
@@ -154,6 +179,9 @@ class DraftPolicy {
                  double tokens) const;
   // c drafts nothing for a while: a pause, twice as long as its last.
   static void pause(SlotState& s);
+  // The share of slots freed while others ran that were taken again before the batch ran empty
+  // (recent ones weigh more).
+  double refills() const { return refilled_ / releases_; }
 
   StepTimes times_;
   DraftingTimes drafting_;
@@ -161,6 +189,8 @@ class DraftPolicy {
   std::vector<SlotState> slots_;
   bool explores_;
   int64_t steps_since_plain_ = 0;  // allocations since one that gave no drafts
+  int64_t open_releases_ = 0;           // slots freed while others ran, not taken again yet
+  double refilled_ = 1, releases_ = 1;  // weighted; the prior: requests keep coming
 };
 
 }  // namespace nanoserve::engine
