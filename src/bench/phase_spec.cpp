@@ -6,14 +6,15 @@
 //   continue        pycoder-f32 continuing spec_files Python files (spec_prompt tokens from the
 //                   file's first definition on, spec_max_tokens greedy tokens), one stream, with
 //                   spec off, lookup, draft and draft-always (pycoder-q4_k_m drafting), the four
-//                   servers side by side, their order turned around from one file to the next;
-//   streams         `streams` of those continuations at once on each server, two rounds each per
+//                   arms side by side, their order turned around from one file to the next (off:
+//                   the lookup server's requests with "speculative": false, SpecArm);
+//   streams         `streams` of those continuations at once on each arm, two rounds each per
 //                   suite repeat (A B C D D C B A);
 //   in_flight       `streams` streams kept in flight, each sending kInFlightRequests of them
-//                   one after another, a round per server and suite repeat (after the repeat's
-//                   `streams` rounds, the servers' order turned around from one repeat to the next);
+//                   one after another, a round per arm and suite repeat (after the repeat's
+//                   `streams` rounds, the arms' order turned around from one repeat to the next);
 //   random          the main model (random weights: nothing to guess), one stream, spec off
-//                   and lookup in spec_pairs ABBA pairs;
+//                   and lookup (one server) in spec_pairs ABBA pairs;
 //   random_streams  `streams` streams at once on the main model, off and lookup, ABBA rounds.
 #include <fmt/format.h>
 
@@ -40,9 +41,11 @@ constexpr int kStepRepeatsPerRepeat = 5;  // timed steps per row count and suite
 constexpr int kInFlightRequests = 4;
 
 // The files continued: modules of the standard library, code of many styles.
-// The pycoder servers' drafters (the rows' `spec`).
-const std::vector<std::string> kSpecServerModes = {"off", "lookup", "draft", "draft-always"};
+// The pycoder servers' drafters (the rows' `spec`); "off" is the lookup server's requests with
+// "speculative": false (see SpecArm).
+const std::vector<std::string> kSpecServerModes = {"lookup", "draft", "draft-always"};
 const double kSpecServers = static_cast<double>(kSpecServerModes.size());
+const double kSpecArms = kSpecServers + 1;
 
 const std::vector<std::string> kSourceFiles = {"argparse.py", "csv.py",     "dataclasses.py", "functools.py",
                                                "heapq.py",    "textwrap.py", "pathlib.py",     "configparser.py",
@@ -55,14 +58,14 @@ std::string pycoder_file(const SuiteOptions& o, const char* type) {
 int step_units(const SuiteOptions& o) { return o.spec_rows * o.repeats * kStepRepeatsPerRepeat / 4; }
 double continue_units(const SuiteOptions& o) {
   return kSpecServers * kServerStartUnits +
-         kSpecServers * o.spec_files * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
+         kSpecArms * o.spec_files * request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double streams_units(const SuiteOptions& o) {
-  return kSpecServers * o.repeats * o.streams * (2 + kInFlightRequests) *
+  return kSpecArms * o.repeats * o.streams * (2 + kInFlightRequests) *
          request_units(o.spec_prompt, o.spec_max_tokens) / 8;
 }
 double random_units(const SuiteOptions& o) {
-  return 2 * kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
+  return kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
 }
 double planned(const SuiteOptions& o) {
   return step_units(o) + continue_units(o) + streams_units(o) + random_units(o);
@@ -121,10 +124,32 @@ std::vector<int32_t> source_prompt(const tokenizer::Tokenizer& tok, const std::s
   return ids;
 }
 
-struct SpecServer {
+// One side of a comparison: a server, and whether its requests speculate. Speculation off is
+// the lookup server's own requests with "speculative": false, not a server of its own: each
+// server process holds its own copy of the weights, and on this machine identical servers decode
+// up to 1.27x apart by where that copy landed (three `--spec off` servers, 8 streams of
+// qwen2.5-0.5b Q8_0: 19.9, 23.6 and 25.3 ms a step), more than speculation's own effect.
+struct SpecArm {
   std::string spec;
-  std::unique_ptr<Target> target;
+  Target* target = nullptr;
+  bool speculative = true;
+  // `requests` as this arm sends them.
+  std::vector<BenchRequest> sent(std::vector<BenchRequest> requests) const {
+    for (BenchRequest& r : requests) r.speculative = speculative;
+    return requests;
+  }
 };
+
+// The arms of `modes` (servers started for each but "off", which is "lookup"'s with speculation
+// off), in the order of `modes` with "off" first.
+std::vector<SpecArm> spec_arms(const std::vector<std::string>& modes, const std::vector<std::unique_ptr<Target>>& servers) {
+  std::vector<SpecArm> arms;
+  for (size_t k = 0; k < modes.size(); ++k) {
+    if (modes[k] == "lookup") arms.insert(arms.begin(), {"off", servers[k].get(), false});
+    arms.push_back({modes[k], servers[k].get(), true});
+  }
+  return arms;
+}
 
 std::vector<std::string> serve_args(SuiteEnv& env, const std::string& model, int64_t context, const std::string& spec,
                                     const std::string& draft_model) {
@@ -149,23 +174,33 @@ void write(RowWriter& rows, const RowContext& rc, const std::string& case_name, 
   rows.write(request_row(rc, extra, request, record));
 }
 
-// One round of `requests` at once on a server, its rows written.
-void round_of(RowWriter& rows, const RowContext& rc, const std::string& case_name, SpecServer& server, int round,
+// One request on an arm, its row written.
+void request_of(RowWriter& rows, const RowContext& rc, const std::string& case_name, const SpecArm& arm, int repeat,
+                const BenchRequest& request, nlohmann::ordered_json extra) {
+  const BenchRequest sent = arm.sent({request}).front();
+  write(rows, rc, case_name, arm.spec, repeat, sent, measure_fresh(*arm.target, sent), std::move(extra));
+}
+
+// One round of `requests` at once on an arm, its rows written.
+void round_of(RowWriter& rows, const RowContext& rc, const std::string& case_name, const SpecArm& arm, int round,
               const std::vector<BenchRequest>& requests) {
-  const std::vector<StreamResult> results = run_round(*server.target, requests);
+  const std::vector<BenchRequest> sent = arm.sent(requests);
+  const std::vector<StreamResult> results = run_round(*arm.target, sent);
   for (size_t s = 0; s < results.size(); ++s)
-    write(rows, rc, case_name, server.spec, round, requests[s], results[s].record,
+    write(rows, rc, case_name, arm.spec, round, sent[s], results[s].record,
           {{"round", round}, {"stream", s}, {"start_offset_us", results[s].start_offset_us}});
 }
 
-// Streams kept in flight on a server (queue s: stream s's requests, in order), their rows written
+// Streams kept in flight on an arm (queue s: stream s's requests, in order), their rows written
 // as case "in_flight", round `round`.
-void in_flight_of(RowWriter& rows, const RowContext& rc, SpecServer& server, int round,
+void in_flight_of(RowWriter& rows, const RowContext& rc, const SpecArm& arm, int round,
                   const std::vector<std::vector<BenchRequest>>& queues) {
-  const std::vector<std::vector<StreamResult>> results = run_streams(*server.target, queues);
+  std::vector<std::vector<BenchRequest>> sent;
+  for (const auto& queue : queues) sent.push_back(arm.sent(queue));
+  const std::vector<std::vector<StreamResult>> results = run_streams(*arm.target, sent);
   for (size_t s = 0; s < results.size(); ++s)
     for (size_t j = 0; j < results[s].size(); ++j)
-      write(rows, rc, "in_flight", server.spec, round, queues[s][j], results[s][j].record,
+      write(rows, rc, "in_flight", arm.spec, round, sent[s][j], results[s][j].record,
             {{"round", round}, {"stream", s}, {"request", j}, {"start_offset_us", results[s][j].start_offset_us}});
 }
 
@@ -187,19 +222,17 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
     requests.push_back(std::move(r));
   }
   const int64_t context = o.spec_prompt + o.spec_max_tokens + 16;
-  std::vector<SpecServer> servers;
+  std::vector<std::unique_ptr<Target>> servers;
   for (const std::string& spec : kSpecServerModes) {
-    servers.push_back({spec, std::make_unique<Target>(env, serve_args(env, target_path, context, spec, draft_path))});
-    measure_fresh(*servers.back().target, requests.front());  // warm-up
+    servers.push_back(std::make_unique<Target>(env, serve_args(env, target_path, context, spec, draft_path)));
+    measure_fresh(*servers.back(), requests.front());  // warm-up
     env.progress().advance(kServerStartUnits, "spec: pycoder servers");
   }
+  const std::vector<SpecArm> arms = spec_arms(kSpecServerModes, servers);
   for (int f = 0; f < o.spec_files && !interrupted(); ++f) {
-    for (size_t k = 0; k < servers.size(); ++k) {
-      SpecServer& s = servers[f % 2 == 0 ? k : servers.size() - 1 - k];
-      const BenchRequest& r = requests[static_cast<size_t>(f)];
-      write(rows, rc, "continue", s.spec, f, r, measure_fresh(*s.target, r),
-            {{"file", kSourceFiles[static_cast<size_t>(f) % kSourceFiles.size()]}});
-    }
+    for (size_t k = 0; k < arms.size(); ++k)
+      request_of(rows, rc, "continue", arms[f % 2 == 0 ? k : arms.size() - 1 - k], f, requests[static_cast<size_t>(f)],
+                 {{"file", kSourceFiles[static_cast<size_t>(f) % kSourceFiles.size()]}});
     env.progress().advance((continue_units(o) - kSpecServers * kServerStartUnits) / o.spec_files,
                            "spec: pycoder continuation");
   }
@@ -211,12 +244,12 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
       for (int j = 0; j < kInFlightRequests; ++j)
         queues[static_cast<size_t>(s)].push_back(requests[static_cast<size_t>((repeat + s + j) % o.spec_files)]);
     }
-    // Two rounds at once a server, in the order A B C D D C B A: each server's pair lies on both
-    // sides of the others' (a round is about a second; the machine drifts over a few).
-    const size_t n = servers.size();
+    // Two rounds at once an arm, in the order A B C D D C B A: each arm's pair lies on both sides
+    // of the others' (a round is about a second; the machine drifts over a few).
+    const size_t n = arms.size();
     for (size_t i = 0; i < 2 * n; ++i)
-      round_of(rows, rc, "streams", servers[i < n ? i : 2 * n - 1 - i], 2 * repeat + (i < n ? 0 : 1), batch);
-    for (size_t k = 0; k < n; ++k) in_flight_of(rows, rc, servers[repeat % 2 == 0 ? k : n - 1 - k], repeat, queues);
+      round_of(rows, rc, "streams", arms[i < n ? i : 2 * n - 1 - i], 2 * repeat + (i < n ? 0 : 1), batch);
+    for (size_t k = 0; k < n; ++k) in_flight_of(rows, rc, arms[repeat % 2 == 0 ? k : n - 1 - k], repeat, queues);
     env.progress().advance(streams_units(o) / o.repeats, "spec: pycoder, streams at once");
   }
 }
@@ -226,26 +259,26 @@ void random_weights(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const 
   const SuiteOptions& o = env.options();
   const int max_tokens = std::max(16, o.spec_max_tokens / 4);
   const int64_t context = 128 + max_tokens + 16;
-  std::vector<SpecServer> servers;
-  for (const std::string spec : {"off", "lookup"}) {
-    servers.push_back({spec, std::make_unique<Target>(env, serve_args(env, model.path, context, spec, ""))});
-    measure_fresh(*servers.back().target, bench_request(model, 16, 8, prompt_seed({kSeedPhase, 2})));
-    env.progress().advance(kServerStartUnits, "spec: random-weight servers");
-  }
-  const double pair_units = (random_units(o) - 2 * kServerStartUnits) / o.spec_pairs;
+  std::vector<std::unique_ptr<Target>> servers;
+  servers.push_back(std::make_unique<Target>(env, serve_args(env, model.path, context, "lookup", "")));
+  measure_fresh(*servers.back(), bench_request(model, 16, 8, prompt_seed({kSeedPhase, 2})));
+  env.progress().advance(kServerStartUnits, "spec: random-weight server");
+  const std::vector<SpecArm> arms = spec_arms({"lookup"}, servers);  // off, lookup
+  const double pair_units = (random_units(o) - kServerStartUnits) / o.spec_pairs;
   for (int pair = 0; pair < o.spec_pairs && !interrupted(); ++pair) {
-    // A B B A: off, lookup, lookup, off (then the other way round in the next pair).
+    // A B B A: off, lookup, lookup, off (then the other way round in the next pair). Each arm
+    // gets the same two sets of prompts: positions 0 and 3 one, 1 and 2 the other.
     const std::vector<size_t> order = pair % 2 == 0 ? std::vector<size_t>{0, 1, 1, 0} : std::vector<size_t>{1, 0, 0, 1};
-    for (size_t i = 0; i < order.size(); ++i) {
-      SpecServer& s = servers[order[i]];
-      const BenchRequest r = bench_request(model, 128, max_tokens, prompt_seed({kSeedPhase, 3, pair, static_cast<int>(i)}));
-      write(rows, rc, "random", s.spec, pair, r, measure_fresh(*s.target, r), {{"position", i}});
-    }
+    const auto seed_at = [&](size_t i, auto... more) {
+      return prompt_seed({kSeedPhase, pair, static_cast<int>(std::min(i, order.size() - 1 - i)), more...});
+    };
+    for (size_t i = 0; i < order.size(); ++i)
+      request_of(rows, rc, "random", arms[order[i]], pair, bench_request(model, 128, max_tokens, seed_at(i, 3)),
+                 {{"position", i}});
     for (size_t i = 0; i < order.size(); ++i) {
       std::vector<BenchRequest> batch;
-      for (int st = 0; st < o.streams; ++st)
-        batch.push_back(bench_request(model, 128, max_tokens, prompt_seed({kSeedPhase, 4, pair, static_cast<int>(i), st})));
-      round_of(rows, rc, "random_streams", servers[order[i]], pair * 4 + static_cast<int>(i), batch);
+      for (int st = 0; st < o.streams; ++st) batch.push_back(bench_request(model, 128, max_tokens, seed_at(i, 4, st)));
+      round_of(rows, rc, "random_streams", arms[order[i]], pair * 4 + static_cast<int>(i), batch);
     }
     env.progress().advance(pair_units, fmt::format("spec: random weights, pair {}/{}", pair + 1, o.spec_pairs));
   }

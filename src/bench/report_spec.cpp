@@ -148,7 +148,8 @@ void continue_table(const PhaseRows& phase, Section& s) {
   }
   const Row& r = *off_rows.front();
   s.markdown += fmt::format("**pycoder continuing Python source** ({}; {} files of the standard library, {}-token "
-                            "prompts, {} greedy tokens; the draft model is pycoder Q4_K_M, its drafts as long as they "
+                            "prompts, {} greedy tokens; off is the lookup server's requests with "
+                            "`\"speculative\": false`; the draft model is pycoder Q4_K_M, its drafts as long as they "
                             "pay for (draft) or always as long as --draft-max (draft-always); medians (min–max) over "
                             "files). Tokens per read: generated tokens ÷ the forward steps of the model that gave "
                             "them.\n\n",
@@ -192,8 +193,10 @@ void streams_table(const PhaseRows& phase, Section& s) {
     }
   }
   if (t.empty()) return;
-  s.markdown += "**Streams at once, and a model with nothing to guess** (random weights; the servers side by side, "
-                "in A B B A order, A B C D D C B A with four; medians (min–max) over rounds or requests). At once: the streams start together and the "
+  s.markdown += "**Streams at once, and a model with nothing to guess** (random weights; side by side, in A B B A "
+                "order, A B C D D C B A with four, speculation off being the lookup server's own requests with "
+                "`\"speculative\": false`: identical servers differ by where their copy of the weights lies; "
+                "medians (min–max) over rounds or requests). At once: the streams start together and the "
                 "round ends with the last of them; kept in flight: each stream sends its next request as soon as "
                 "one ends. Aggregate: the completion tokens ÷ (first request sent → last stream's end).\n\n" +
                 t.text() + "\n";

@@ -18,7 +18,7 @@ std::vector<int32_t> random_prompt(const BenchModel& model, int n, uint64_t seed
 }
 
 BenchRequest bench_request(const BenchModel& model, int prompt_tokens, int max_tokens, uint64_t seed) {
-  return {random_prompt(model, prompt_tokens, seed), max_tokens, model.silent_tokens};
+  return {.prompt = random_prompt(model, prompt_tokens, seed), .max_tokens = max_tokens, .banned = model.silent_tokens};
 }
 
 nlohmann::json completion_body(const BenchRequest& request, const std::string& model_name) {
@@ -32,6 +32,7 @@ nlohmann::json completion_body(const BenchRequest& request, const std::string& m
       {"stream_options", {{"include_usage", true}}},
   };
   if (!request.banned.empty()) body["logit_bias"] = std::move(bias);
+  if (!request.speculative) body["speculative"] = false;
   if (!model_name.empty()) body["model"] = model_name;
   return body;
 }
@@ -44,6 +45,7 @@ engine::GenerationRequest engine_request(const BenchRequest& request, const std:
   for (const int32_t banned : request.banned) r.logit_bias[banned] = kBan;
   r.max_tokens = request.max_tokens;
   r.ignore_eos = true;
+  r.speculative = request.speculative;
   return r;
 }
 

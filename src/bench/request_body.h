@@ -20,6 +20,7 @@ struct BenchRequest {
   std::vector<int32_t> prompt;
   int max_tokens = 16;
   std::vector<int32_t> banned;  // logit_bias -100
+  bool speculative = true;      // false: "speculative": false, the server's drafter leaves it alone
 };
 
 // `n` token ids from `model.text_tokens`, the same for the same seed.
