@@ -40,13 +40,13 @@ constexpr int kStepRepeatsPerRepeat = 5;  // timed steps per row count and suite
 // last request rather than with the slowest of a round that started together.
 constexpr int kInFlightRequests = 4;
 
-// The files continued: modules of the standard library, code of many styles.
 // The pycoder servers' drafters (the rows' `spec`); "off" is the lookup server's requests with
 // "speculative": false (see SpecArm).
 const std::vector<std::string> kSpecServerModes = {"lookup", "draft", "draft-always"};
 const double kSpecServers = static_cast<double>(kSpecServerModes.size());
 const double kSpecArms = kSpecServers + 1;
 
+// The files continued: modules of the standard library, code of many styles.
 const std::vector<std::string> kSourceFiles = {"argparse.py", "csv.py",     "dataclasses.py", "functools.py",
                                                "heapq.py",    "textwrap.py", "pathlib.py",     "configparser.py",
                                                "shlex.py",    "tokenize.py", "enum.py",        "fractions.py"};
@@ -142,7 +142,8 @@ struct SpecArm {
 
 // The arms of `modes` (servers started for each but "off", which is "lookup"'s with speculation
 // off), in the order of `modes` with "off" first.
-std::vector<SpecArm> spec_arms(const std::vector<std::string>& modes, const std::vector<std::unique_ptr<Target>>& servers) {
+std::vector<SpecArm> spec_arms(const std::vector<std::string>& modes,
+                               const std::vector<std::unique_ptr<Target>>& servers) {
   std::vector<SpecArm> arms;
   for (size_t k = 0; k < modes.size(); ++k) {
     if (modes[k] == "lookup") arms.insert(arms.begin(), {"off", servers[k].get(), false});
