@@ -562,8 +562,7 @@ void BatchEngine::preempt(Sequence& seq) {
 }
 
 void BatchEngine::release(Sequence& seq) {
-  const int64_t holding = static_cast<int64_t>(cache_.n_seq()) - static_cast<int64_t>(free_slots_.size());
-  draft_policy_.released(/*others_run=*/holding > 1);
+  draft_policy_.released(/*others_run=*/slots_held() > 1);
   if (disk_ && seq.caching) spill(seq);
   cache_.clear(seq.slot);
   free_slots_.push_back(seq.slot);
@@ -583,8 +582,12 @@ void BatchEngine::fail_all_running(const std::string& error) {
   publish();
 }
 
+int64_t BatchEngine::slots_held() const {
+  return static_cast<int64_t>(cache_.n_seq()) - static_cast<int64_t>(free_slots_.size());
+}
+
 void BatchEngine::publish() {
-  running_count_ = static_cast<int64_t>(cache_.n_seq()) - static_cast<int64_t>(free_slots_.size());
+  running_count_ = slots_held();
   kv_used_blocks_ = cache_.used_blocks();
   kv_cached_blocks_ = cache_.cached_blocks();
   prefix_evictions_ = cache_.evictions();

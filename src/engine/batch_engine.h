@@ -150,6 +150,7 @@ class BatchEngine final : public Engine {
   std::vector<int32_t> verify(Sequence& seq, size_t first_row, int64_t drafted);
   void fail_all_running(const std::string& error);
   void publish();  // the gauges metrics() reads
+  int64_t slots_held() const;  // by running sequences, those ending now included
   // The trace (engine_trace.h): a sequence's steps of this evaluate() on its timeline, and
   // the step's record and a snapshot for the pages while someone watches.
   void record_steps(const std::vector<Sequence*>& stepping, std::vector<TimelineEvent>& events,

@@ -151,11 +151,12 @@ std::vector<DraftPolicy::Worth> DraftPolicy::worth(std::span<const Candidate> ca
   }
   const double now = step.at(rows);
   const double spared = now > 0 ? std::clamp(step.per_row * tokens / now, 0.0, 1.0) : 1.0;
+  const double beyond = refills() + (1 - refills()) * spared;
   std::vector<Worth> worth(n);
   for (size_t i = 0; i < n; ++i) {
     const double others = steps_left[i] == most ? second : most;
     worth[i] = {.whole = static_cast<int64_t>(std::max(0.0, static_cast<double>(candidates[i].remaining) - others)),
-                .beyond = refills() + (1 - refills()) * spared};
+                .beyond = beyond};
   }
   return worth;
 }
@@ -179,22 +180,23 @@ double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t 
                          const std::vector<bool>& eligible, const std::vector<double>& accept,
                          const std::vector<Worth>& worth, std::vector<int64_t>& drafts) const {
   const size_t n = candidates.size();
-  // The expected tokens of i's k-th draft token (from 1), times what a token of it is worth.
-  const auto gain = [&](size_t i, int64_t k) {
-    return std::pow(accept[i], static_cast<double>(k)) * (k <= worth[i].whole ? 1.0 : worth[i].beyond);
-  };
+  // What a token of i's draft token k (from 0) is worth: a whole one for its first `whole`.
+  const auto worth_at = [&](size_t i, int64_t k) { return k < worth[i].whole ? 1.0 : worth[i].beyond; };
   double tokens = base_tokens;
-  for (size_t i = 0; i < n; ++i)
-    for (int64_t k = 1; k <= drafts[i]; ++k) tokens += gain(i, k);
+  std::vector<double> chance(n);  // the next draft token's chance of being accepted
+  for (size_t i = 0; i < n; ++i) {
+    chance[i] = accept[i];
+    for (int64_t k = 0; k < drafts[i]; ++k) tokens += chance[i] * worth_at(i, k), chance[i] *= accept[i];
+  }
   int64_t rows = base_rows, extra = 0;
   for (int64_t d : drafts) rows += d, extra += d;
   while (extra < max_extra_rows) {
     size_t best = n;
-    double best_gain = 0;
+    double best_gain = 0;  // its expected tokens, times their worth
     for (size_t i = 0; i < n; ++i) {
       if (!eligible[i] || drafts[i] >= std::min(longest, candidates[i].available)) continue;
-      const double g = gain(i, drafts[i] + 1);
-      if (best == n || g > best_gain) best = i, best_gain = g;
+      const double gain = chance[i] * worth_at(i, drafts[i]);
+      if (best == n || gain > best_gain) best = i, best_gain = gain;
     }
     if (best == n) break;
     const double drafted = per_token * static_cast<double>(extra);
@@ -204,6 +206,7 @@ double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t 
     ++rows;
     ++extra;
     tokens += best_gain;
+    chance[best] *= accept[best];
   }
   return tokens;
 }
