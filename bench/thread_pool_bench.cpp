@@ -36,7 +36,11 @@ void BM_PoolCall(benchmark::State& state) {
   const double per_call = elapsed.count() / static_cast<double>(state.iterations());
   state.counters["overhead_us"] = per_call - std::chrono::duration<double, std::micro>(gap + kChunk).count();
 }
-BENCHMARK(BM_PoolCall)->Name("pool_call/gap_us")->Arg(0)->Arg(1)->Arg(4)->Arg(16)->Arg(64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PoolCall)
+    ->Name("pool_call/gap_us")
+    ->Arg(0)->Arg(1)->Arg(4)->Arg(16)->Arg(64)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

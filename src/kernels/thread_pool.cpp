@@ -20,10 +20,10 @@ constexpr int kYieldEvery = 64;
 // and a thread inside one answers a new job or the last chunk's end that much later. There,
 // bench/thread_pool_bench's cost of a call after 1 or 4 µs of serial work went from 1.9-2.4
 // to 1.1-1.4 µs (old and new builds alternating). Decode steps alternating in one process,
-// pycoder-f32 (6.6M parameters, 6 layers, ~30 pool calls a step): 0.384 / 0.366 ms a step yielding from
-// the start, 0.336 / 0.320 with 256 quiet rounds (1024 and 4096: the same); with a busy loop
-// on one of the two cores, 0.755 against 0.724. The 0.5B Q4_0 file, whose steps are bound by
-// memory: 10.73 -> 10.36-10.39 ms in one run, no difference in two others.
+// pycoder-f32 (6.6M parameters, 6 layers, ~30 pool calls a step): 0.384 / 0.366 ms a step
+// yielding from the start, 0.336 / 0.320 with 256 quiet rounds (1024 and 4096: the same);
+// with a busy loop on one of the two cores, 0.755 against 0.724. The 0.5B Q4_0 file, whose
+// steps are bound by memory: 10.73 -> 10.36-10.39 ms in one run, no difference in two others.
 constexpr int kQuietRounds = 256;
 // Chunks shrink as the job runs out (guided scheduling): each takes the rows left ÷
 // (kShareDivisor × threads), rounded up to the grain. The first chunks are long runs of rows,
