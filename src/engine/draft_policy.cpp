@@ -123,13 +123,17 @@ void DraftPolicy::released(bool others_run) {
     return;
   }
   // The batch ran empty: what comes next starts a new one, and the freed slots were not retaken.
-  for (; open_releases_ > 0; --open_releases_) refilled_ *= kMemory, releases_ = kMemory * releases_ + 1;
+  for (; open_releases_ > 0; --open_releases_) count_release(/*taken_again=*/false);
 }
 
 void DraftPolicy::admitted() {
   if (open_releases_ == 0) return;
   --open_releases_;
-  refilled_ = kMemory * refilled_ + 1;
+  count_release(/*taken_again=*/true);
+}
+
+void DraftPolicy::count_release(bool taken_again) {
+  refilled_ = kMemory * refilled_ + (taken_again ? 1 : 0);
   releases_ = kMemory * releases_ + 1;
 }
 
@@ -253,11 +257,11 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_tokens, int64_t max_extr
     accept[i] = acceptance(candidates[i].slot);
     longest_offer = std::max(longest_offer, candidates[i].available);
   }
-  const std::vector<Worth> worth = this->worth(candidates, step, rows, tokens);
   if (++steps_since_plain_ >= kPlainEvery && forced_rows == 0) {  // a step without drafts, to measure
     steps_since_plain_ = 0;
     return forced;
   }
+  const std::vector<Worth> worth = this->worth(candidates, step, rows, tokens);
   // The longest draft K whose step gives the most tokens per second (K = 0: only the forced).
   std::vector<int64_t> best = forced;
   double best_rate = 0, rate_without = 0;

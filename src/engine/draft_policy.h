@@ -182,6 +182,8 @@ class DraftPolicy {
   // The share of slots freed while others ran that were taken again before the batch ran empty
   // (recent ones weigh more).
   double refills() const { return refilled_ / releases_; }
+  // One slot freed while others ran is settled: taken again before the batch ran empty, or not.
+  void count_release(bool taken_again);
 
   StepTimes times_;
   DraftingTimes drafting_;

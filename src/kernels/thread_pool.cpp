@@ -53,7 +53,7 @@ inline void cpu_relax() {
 }
 
 // Round `round` (from 1) of a wait.
-inline void spin(int round) {
+inline void spin(int64_t round) {
   cpu_relax();
   if (round > kQuietRounds && round % kYieldEvery == 0) std::this_thread::yield();
 }
@@ -114,14 +114,14 @@ void ThreadPool::dispatch(int64_t n, int64_t grain, Split split, void* fn, Call 
   wake_.notify_all();  // no system call unless a worker is asleep
 
   run_chunks(generation, 0);
-  for (int i = 1; done_.load(std::memory_order_acquire) != count; ++i) spin(i);
+  for (int64_t i = 1; done_.load(std::memory_order_acquire) != count; ++i) spin(i);
 }
 
 void ThreadPool::work(int thread) {
   uint32_t seen = 0;
   for (;;) {
     uint32_t now = wake_.load(std::memory_order_acquire);
-    for (int i = 1; now == seen && i <= kSpinRounds; ++i) {
+    for (int64_t i = 1; now == seen && i <= kSpinRounds; ++i) {
       spin(i);
       now = wake_.load(std::memory_order_acquire);
     }
