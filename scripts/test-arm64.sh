@@ -18,9 +18,10 @@ if [ "$(dpkg --print-architecture)" != amd64 ]; then
   exit 0
 fi
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
-  -DNANOSERVE_BENCH=OFF
-cmake --build "$build" -j "$jobs" --target test_gguf test_tensor test_kernels test_machine test_model
-ctest --test-dir "$build" -L '^(gguf|tensor|kernels|machine)$' --output-on-failure -j "$jobs"
-ctest --test-dir "$build" -L '^model$' -R 'GoldenForward.*tiny_qwen3_Q4_K_M' --output-on-failure -j "$jobs" \
-  --no-tests=error
+phase=scripts/phase.sh
+$phase configure-arm64 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DNANOSERVE_BENCH=OFF
+$phase build-arm64 cmake --build "$build" -j "$jobs" --target test_gguf test_tensor test_kernels test_machine test_model
+$phase test-arm64 scripts/run-ctest.sh "$build" arm64 -L '^(gguf|tensor|kernels|machine)$' -j "$jobs"
+$phase test-arm64-model scripts/run-ctest.sh "$build" arm64-model -L '^model$' -R 'GoldenForward.*tiny_qwen3_Q4_K_M' \
+  -j "$jobs" --no-tests=error

@@ -5,7 +5,7 @@
 # Usage: scripts/test-summary.sh BUILD_DIR
 set -euo pipefail
 build=$1
-ctest_skipped=$(grep -c '\*\*\*Skipped' "$build/ctest.log" || true)
+ctest_skipped=$(grep -c '\*\*\*Skipped' "$build/ctest-release.log" || true)
 node_skipped=0
 if [ -f "$build/node-test.log" ]; then
   node_skipped=$(sed -n 's/^# skipped \([0-9]*\)$/\1/p' "$build/node-test.log" | tail -n 1)

@@ -21,11 +21,11 @@ std::vector<std::string> engines(const SuiteEnv& env) {
   return env.external() ? std::vector<std::string>{"external"} : env.options().concurrency_engines;
 }
 
-double planned(const SuiteOptions& o) {
+double concurrency_planned(const SuiteOptions& o) {
   return engine_units(o) * static_cast<double>(o.url.empty() ? o.concurrency_engines.size() : 1);
 }
 
-void run(SuiteEnv& env, RowWriter& rows) {
+void run_concurrency(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   const BenchModel& model = env.main_model();
   for (const std::string& engine : engines(env)) {
@@ -67,7 +67,8 @@ void run(SuiteEnv& env, RowWriter& rows) {
 }  // namespace
 
 Phase concurrency_phase() {
-  return {"concurrency", "N simultaneous streams per engine: throughput, TTFT and per-stream decode", planned, run};
+  return {"concurrency", "N simultaneous streams per engine: throughput, TTFT and per-stream decode",
+          concurrency_planned, run_concurrency};
 }
 
 }  // namespace nanoserve::bench

@@ -30,7 +30,7 @@ double point_units(const SuiteOptions& o, int length) {
          o.repeats * request_units(length, o.context_max_tokens);
 }
 
-double planned(const SuiteOptions& o) {
+double context_planned(const SuiteOptions& o) {
   double units = 0;
   for (int length : o.context_lengths) units += point_units(o, length) * static_cast<double>(o.context_kv_types.size());
   return units;
@@ -69,7 +69,7 @@ void run_point(SuiteEnv& env, RowWriter& rows, int length, const std::string& kv
 
 // Each length with each type of cache, the same prompts; the types' order alternates from one
 // length to the next (A B, B A, ...), so that a drift of the machine's speed falls on both.
-void run(SuiteEnv& env, RowWriter& rows) {
+void run_context(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   const BenchModel& model = env.main_model();
   std::vector<std::string> types = kv_types_for(o, model);
@@ -94,8 +94,8 @@ void run(SuiteEnv& env, RowWriter& rows) {
 }  // namespace
 
 Phase context_phase() {
-  return {"context", "prompt lengths: TTFT, prefill and decode rates, peak memory vs the KV-cache formula", planned,
-          run};
+  return {"context", "prompt lengths: TTFT, prefill and decode rates, peak memory vs the KV-cache formula",
+          context_planned, run_context};
 }
 
 }  // namespace nanoserve::bench

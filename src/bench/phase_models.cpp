@@ -25,7 +25,7 @@ double model_units(const SuiteOptions& o) {
          o.repeats * (request_units(kDecodePrompt, o.models_max_tokens) + request_units(o.models_ttft_prompt, kTtftTokens));
 }
 
-double planned(const SuiteOptions& o) {
+double models_planned(const SuiteOptions& o) {
   double units = 0;
   for (const std::string& spec : o.models) units += model_units(o) + synth_units(parse_model_spec(spec));
   return units;
@@ -84,13 +84,13 @@ void run_model(SuiteEnv& env, RowWriter& rows, const ModelSpec& spec, RowContext
   for (int r = 0; r < o.repeats && !interrupted(); ++r) write(measure("ttft", o.models_ttft_prompt, kTtftTokens, r));
 }
 
-void run(SuiteEnv& env, RowWriter& rows) {
+void run_models(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   if (env.external()) {
     const RowContext rc = env.row_context("models", "external", "served", nullptr);
     rows.write(error_row(rc, {}, "the models phase starts a server per model; it cannot run against --url"));
     env.progress().message("  models: skipped (it starts a server per model; not with --url)");
-    env.progress().advance(planned(o), "");
+    env.progress().advance(models_planned(o), "");
     return;
   }
   for (const std::string& text : o.models) {
@@ -106,8 +106,8 @@ void run(SuiteEnv& env, RowWriter& rows) {
 }  // namespace
 
 Phase models_phase() {
-  return {"models", "synth presets × weight types: decode tok/s, TTFT, peak memory, achieved GB/s of weights", planned,
-          run};
+  return {"models", "synth presets × weight types: decode tok/s, TTFT, peak memory, achieved GB/s of weights",
+          models_planned, run_models};
 }
 
 }  // namespace nanoserve::bench

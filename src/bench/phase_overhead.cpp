@@ -19,7 +19,7 @@ double mock_units(const SuiteOptions& o) {
 double engine_units(const SuiteOptions& o) {
   return kServerStartUnits + (1 + o.overhead_engine_requests) * request_units(kEnginePrompt, kEngineTokens);
 }
-double planned(const SuiteOptions& o) { return mock_units(o) + engine_units(o); }
+double overhead_planned(const SuiteOptions& o) { return mock_units(o) + engine_units(o); }
 
 // `requests` measured requests (after `warmups`) against one server; request i is make(i)
 // (warm-ups: negative i).
@@ -37,7 +37,7 @@ void measure_many(SuiteEnv& env, RowWriter& rows, const RowContext& rc, Target& 
   }
 }
 
-void run(SuiteEnv& env, RowWriter& rows) {
+void run_overhead(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   const BenchModel& model = env.main_model();
   const std::string threads = std::to_string(env.threads());
@@ -82,8 +82,8 @@ void run(SuiteEnv& env, RowWriter& rows) {
 }  // namespace
 
 Phase overhead_phase() {
-  return {"overhead", "client clock minus engine clock on the same request: mock engine, then the real one", planned,
-          run};
+  return {"overhead", "client clock minus engine clock on the same request: mock engine, then the real one",
+          overhead_planned, run_overhead};
 }
 
 }  // namespace nanoserve::bench

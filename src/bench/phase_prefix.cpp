@@ -38,7 +38,7 @@ double shared_units(const SuiteOptions& o) {
   return kServerStartUnits +
          o.repeats * o.streams * request_units(o.prefix_shared_prompt + o.prefix_shared_distinct, o.prefix_max_tokens);
 }
-double planned(const SuiteOptions& o) {
+double prefix_planned(const SuiteOptions& o) {
   const bool own = o.url.empty();
   return (own ? kServerStartUnits : 0) + conversation_units(o) + (own ? restart_units(o) : 0) +
          shared_units(o) * (own ? 2 : 1);
@@ -121,7 +121,7 @@ void shared(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const BenchMod
   }
 }
 
-void run(SuiteEnv& env, RowWriter& rows) {
+void run_prefix(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   const BenchModel& model = env.main_model();
   const RowContext rc = env.row_context("prefix", env.external() ? "external" : "batch", "served", &model);
@@ -148,7 +148,7 @@ Phase prefix_phase() {
   return {"prefix",
           "the prefix cache: a conversation cold, its follow-up and an exact resend; a prompt after a restart "
           "(--cache-dir); streams sharing a system prompt, cache on and off",
-          planned, run};
+          prefix_planned, run_prefix};
 }
 
 }  // namespace nanoserve::bench

@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kEngineLoadUnits = 10;
 
-double planned(const SuiteOptions& o) {
+double raw_planned(const SuiteOptions& o) {
   return kServerStartUnits + kEngineLoadUnits + 2 * (1 + o.raw_pairs) * request_units(o.raw_prompt, o.raw_max_tokens);
 }
 
@@ -24,7 +24,7 @@ StreamRecord in_process(SuiteEnv& env, engine::Engine& engine, const BenchReques
   return record;
 }
 
-void run(SuiteEnv& env, RowWriter& rows) {
+void run_raw(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   const BenchModel& model = env.main_model();
   const RowContext served_rc = env.row_context("raw", "sequential", "served", &model);
@@ -33,7 +33,7 @@ void run(SuiteEnv& env, RowWriter& rows) {
   in_process_rc.target = "in-process";
   in_process_rc.threads = env.threads();
   const int64_t context_size = o.raw_prompt + o.raw_max_tokens;
-  run_planned_part(env, rows, served_rc, {}, "raw", planned(o), [&] {
+  run_planned_part(env, rows, served_rc, {}, "raw", raw_planned(o), [&] {
     env.progress().note("raw: starting the server");
     Target target(env, {"--model", model.path, "--engine", "sequential", "--threads", std::to_string(env.threads()),
                         "--ctx", std::to_string(context_size)});
@@ -67,7 +67,8 @@ void run(SuiteEnv& env, RowWriter& rows) {
 }  // namespace
 
 Phase raw_phase() {
-  return {"raw", "in-process engine vs served, ABBA pairs: decode and TTFT differences, gap p50/p99", planned, run};
+  return {"raw", "in-process engine vs served, ABBA pairs: decode and TTFT differences, gap p50/p99",
+          raw_planned, run_raw};
 }
 
 }  // namespace nanoserve::bench

@@ -67,7 +67,7 @@ double streams_units(const SuiteOptions& o) {
 double random_units(const SuiteOptions& o) {
   return kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
 }
-double planned(const SuiteOptions& o) {
+double spec_planned(const SuiteOptions& o) {
   return step_units(o) + continue_units(o) + streams_units(o) + random_units(o);
 }
 
@@ -285,11 +285,11 @@ void random_weights(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const 
   }
 }
 
-void run(SuiteEnv& env, RowWriter& rows) {
+void run_spec(SuiteEnv& env, RowWriter& rows) {
   const SuiteOptions& o = env.options();
   if (env.external()) {
     env.progress().message("  spec: skipped (with --url the suite starts no server, and the step cost is in-process)");
-    env.progress().advance(planned(o), "");
+    env.progress().advance(spec_planned(o), "");
     return;
   }
   const BenchModel& model = env.main_model();
@@ -312,7 +312,7 @@ Phase spec_phase() {
   return {"spec",
           "speculative decoding: a step's cost by rows; pycoder continuing Python with speculation off, lookup "
           "and a draft model; streams at once; random weights, where it must cost nothing",
-          planned, run};
+          spec_planned, run_spec};
 }
 
 }  // namespace nanoserve::bench

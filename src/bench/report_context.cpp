@@ -15,7 +15,7 @@
 namespace nanoserve::bench {
 namespace {
 
-struct Point {
+struct ContextPoint {
   std::string kv_type;  // "f16" where a row (written before the q8_0 cache) names none
   int prompt = 0;
   std::vector<const Row*> rows;
@@ -24,13 +24,13 @@ struct Point {
 };
 
 // The points in order of prompt length, each length's types in order of name (f16, q8_0).
-std::vector<Point> points_of(const PhaseRows& phase) {
+std::vector<ContextPoint> context_points_of(const PhaseRows& phase) {
   std::map<std::pair<int, std::string>, std::vector<const Row*>> by_point;
   for (const Row& r : phase.requests)
     by_point[{r["prompt_tokens"].get<int>(), r.value("kv_type", std::string("f16"))}].push_back(&r);
-  std::vector<Point> points;
+  std::vector<ContextPoint> points;
   for (auto& [key, rows] : by_point) {
-    Point p;
+    ContextPoint p;
     p.prompt = key.first;
     p.kv_type = key.second;
     p.rows = rows;
@@ -57,9 +57,9 @@ std::string spread_columns(const std::optional<Spread>& s, double scale = 1) {
 }
 
 // The KV cache types of the points, in order of name.
-std::vector<std::string> types_of(const std::vector<Point>& points) {
+std::vector<std::string> types_of(const std::vector<ContextPoint>& points) {
   std::vector<std::string> types;
-  for (const Point& p : points)
+  for (const ContextPoint& p : points)
     if (std::find(types.begin(), types.end(), p.kv_type) == types.end()) types.push_back(p.kv_type);
   std::sort(types.begin(), types.end());
   return types;
@@ -67,11 +67,11 @@ std::vector<std::string> types_of(const std::vector<Point>& points) {
 
 // One gnuplot datablock per KV cache type ($t0, $t1, ...), a line per point made by `line`.
 template <class Line>
-std::string blocks_by_type(const std::vector<Point>& points, const std::vector<std::string>& types, Line line) {
+std::string blocks_by_type(const std::vector<ContextPoint>& points, const std::vector<std::string>& types, Line line) {
   std::string script;
   for (size_t t = 0; t < types.size(); ++t) {
     std::vector<std::string> lines;
-    for (const Point& p : points)
+    for (const ContextPoint& p : points)
       if (p.kv_type == types[t]) lines.push_back(line(p));
     script += datablock(fmt::format("t{}", t), lines);
   }
@@ -92,13 +92,13 @@ std::string plot_by_type(const std::vector<std::string>& types,
   return plot + "\n";
 }
 
-Chart ttft_chart(const std::vector<Point>& points, const std::string& setup) {
+Chart ttft_chart(const std::vector<ContextPoint>& points, const std::string& setup) {
   const auto types = types_of(points);
   Chart c;
   c.file = "bench-context-ttft.png";
   c.alt = "Time to first token against prompt length";
   c.script = blocks_by_type(points, types,
-                            [](const Point& p) {
+                            [](const ContextPoint& p) {
                               return fmt::format("{} {} {}", p.prompt, spread_columns(p.client_ttft, 1e-3),
                                                  spread_columns(p.engine_ttft, 1e-3));
                             }) +
@@ -110,10 +110,10 @@ Chart ttft_chart(const std::vector<Point>& points, const std::string& setup) {
   return c;
 }
 
-Chart rates_chart(const std::vector<Point>& points, const std::string& setup) {
+Chart rates_chart(const std::vector<ContextPoint>& points, const std::string& setup) {
   // Room above the data (log axis) for the key.
   double low = 1e300, high = 0;
-  for (const Point& p : points)
+  for (const ContextPoint& p : points)
     for (const auto& s : {p.prefill, p.client_decode, p.engine_decode})
       if (s) {
         low = std::min(low, s->min);
@@ -125,7 +125,7 @@ Chart rates_chart(const std::vector<Point>& points, const std::string& setup) {
   c.file = "bench-context-rates.png";
   c.alt = "Prefill and decode rates against prompt length";
   c.script = blocks_by_type(points, types,
-                            [](const Point& p) {
+                            [](const ContextPoint& p) {
                               return fmt::format("{} {} {} {}", p.prompt, spread_columns(p.prefill),
                                                  spread_columns(p.client_decode), spread_columns(p.engine_decode));
                             }) +
@@ -138,15 +138,15 @@ Chart rates_chart(const std::vector<Point>& points, const std::string& setup) {
   return c;
 }
 
-Chart memory_chart(const std::vector<Point>& points, const std::string& setup) {
+Chart memory_chart(const std::vector<ContextPoint>& points, const std::string& setup) {
   double peak_max = 1e6;  // leaves room above the lines for the key
-  for (const Point& p : points) peak_max = std::max({peak_max, p.peak ? p.peak->max : 0.0, p.weight_bytes + p.kv_bytes});
+  for (const ContextPoint& p : points) peak_max = std::max({peak_max, p.peak ? p.peak->max : 0.0, p.weight_bytes + p.kv_bytes});
   const auto types = types_of(points);
   Chart c;
   c.file = "bench-context-memory.png";
   c.alt = "Peak memory against the KV-cache formula";
   c.script = blocks_by_type(points, types,
-                            [](const Point& p) {
+                            [](const ContextPoint& p) {
                               return fmt::format("{} {} {:.6g} {:.6g}", p.context_size, spread_columns(p.peak, 1e-6),
                                                  (p.weight_bytes + p.kv_bytes) / 1e6, p.kv_bytes / 1e6);
                             }) +
@@ -162,16 +162,16 @@ Chart memory_chart(const std::vector<Point>& points, const std::string& setup) {
 
 // Per prompt length, a q8_0 cache's figures against F16's: the KV formula's bytes, peak RSS,
 // prefill and decode rates (medians).
-MarkdownTable kv_type_table(const std::vector<Point>& points) {
+MarkdownTable kv_type_table(const std::vector<ContextPoint>& points) {
   MarkdownTable t({"prompt tokens", "KV formula, q8_0 / f16", "peak RSS, q8_0 − f16 (MB)", "prefill, q8_0 / f16",
                    "decode (engine), q8_0 / f16"});
   auto ratio = [](const std::optional<Spread>& a, const std::optional<Spread>& b) {
     return a && b && b->median > 0 ? fmt::format("{:.2f}×", a->median / b->median) : std::string("–");
   };
-  for (const Point& q8 : points) {
+  for (const ContextPoint& q8 : points) {
     if (q8.kv_type != "q8_0") continue;
     const auto f16 = std::find_if(points.begin(), points.end(),
-                                  [&](const Point& p) { return p.kv_type == "f16" && p.prompt == q8.prompt; });
+                                  [&](const ContextPoint& p) { return p.kv_type == "f16" && p.prompt == q8.prompt; });
     if (f16 == points.end()) continue;
     t.add({std::to_string(q8.prompt), f16->kv_bytes > 0 ? fmt::format("{:.3f}", q8.kv_bytes / f16->kv_bytes) : "–",
            q8.peak && f16->peak ? fmt::format("{:+.0f}", (q8.peak->median - f16->peak->median) / 1e6) : "–",
@@ -185,14 +185,14 @@ MarkdownTable kv_type_table(const std::vector<Point>& points) {
 Section context_section(const SuiteRows& rows) {
   const PhaseRows& phase = rows.phase("context");
   if (phase.requests.empty()) return not_run("Context length", "context");
-  const std::vector<Point> points = points_of(phase);
+  const std::vector<ContextPoint> points = context_points_of(phase);
   const std::string setup = setup_text(phase.requests.front());
   Section s;
   s.title = "Context length";
   MarkdownTable t({"prompt tokens", "KV cache", "TTFT, client (s)", "TTFT, engine (s)", "prefill (tok/s)",
                    "decode, client (tok/s)", "decode, engine (tok/s)", "gap p50 / p99 (ms)", "peak RSS (MB)",
                    "model + KV formula (MB)"});
-  for (const Point& p : points)
+  for (const ContextPoint& p : points)
     t.add({std::to_string(p.prompt), p.kv_type, spread_text(p.client_ttft, 2, 1e-3),
            spread_text(p.engine_ttft, 2, 1e-3), spread_text(p.prefill, 1), spread_text(p.client_decode, 1),
            spread_text(p.engine_decode, 1),
@@ -213,11 +213,11 @@ Section context_section(const SuiteRows& rows) {
   for (const Chart& c : s.charts) s.markdown += image_markdown(c);
 
   // The findings below follow one type of cache (the first by name: f16 where it ran).
-  std::vector<Point> series;
-  for (const Point& p : points)
+  std::vector<ContextPoint> series;
+  for (const ContextPoint& p : points)
     if (p.kv_type == types_of(points).front()) series.push_back(p);
-  const Point& first = series.front();
-  const Point& last = series.back();
+  const ContextPoint& first = series.front();
+  const ContextPoint& last = series.back();
   if (first.prefill && first.engine_decode)
     s.findings.push_back(fmt::format(
         "Prefill runs at {:.0f} tok/s on a {}-token prompt, decode at {:.1f} tok/s: a prompt token costs {:.0f}× less "
@@ -248,7 +248,7 @@ Section context_section(const SuiteRows& rows) {
   for (auto q8 = points.rbegin(); q8 != points.rend(); ++q8) {
     if (q8->kv_type != "q8_0") continue;
     const auto f16 = std::find_if(points.begin(), points.end(),
-                                  [&](const Point& p) { return p.kv_type == "f16" && p.prompt == q8->prompt; });
+                                  [&](const ContextPoint& p) { return p.kv_type == "f16" && p.prompt == q8->prompt; });
     if (f16 == points.end() || !q8->engine_decode || !f16->engine_decode || !q8->peak || !f16->peak) continue;
     s.findings.push_back(fmt::format(
         "A q8_0 KV cache at {} prompt tokens: {:.1f} MB by the formula instead of {:.1f} ({:.2f}×), a peak RSS of "

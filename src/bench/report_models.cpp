@@ -26,7 +26,7 @@ double step_bytes_of(const Row& r) {
   return r["weight_bytes_per_token"].get<double>() + r["kv_bytes_per_position"].get<double>() * mean_position;
 }
 
-std::vector<ModelPoint> points_of(const PhaseRows& phase) {
+std::vector<ModelPoint> model_points_of(const PhaseRows& phase) {
   std::map<std::string, std::vector<const Row*>> by_spec;
   std::vector<std::string> order;
   for (const Row& r : phase.requests) {
@@ -88,7 +88,7 @@ Chart decode_chart(const std::vector<ModelPoint>& points, const std::string& thr
 
 Section models_section(const SuiteRows& rows) {
   const PhaseRows& phase = rows.phase("models");
-  const std::vector<ModelPoint> points = points_of(phase);
+  const std::vector<ModelPoint> points = model_points_of(phase);
   if (points.empty()) return not_run("Model sizes and weight types", "models");
   const Row& first = phase.requests.front();
   const std::string threads = first["threads"].is_number() ? fmt::format("{} threads", first["threads"].get<int>()) : "";

@@ -31,7 +31,7 @@ struct RunArgs {
   std::vector<std::string> logit_bias;  // TOKEN=BIAS
 };
 
-std::map<int32_t, float> parse_logit_bias(const std::vector<std::string>& entries) {
+std::map<int32_t, float> parse_run_logit_bias(const std::vector<std::string>& entries) {
   std::map<int32_t, float> bias;
   for (const std::string& entry : entries) {
     const size_t eq = entry.find('=');
@@ -65,7 +65,7 @@ void run_generate(RunArgs a) {
   } else {
     a.request.prompt = engine::text_prompt_tokens(tok, a.prompt);
   }
-  a.request.logit_bias = parse_logit_bias(a.logit_bias);
+  a.request.logit_bias = parse_run_logit_bias(a.logit_bias);
   const std::shared_ptr<engine::Stream> stream = engine->submit(std::move(a.request));
 
   for (;;) {

@@ -44,7 +44,7 @@ struct ServeArgs {
 };
 
 // --logit-bias values into token -> bias; throws std::invalid_argument naming the one at fault.
-std::map<int32_t, float> parse_logit_bias(const std::vector<std::string>& values) {
+std::map<int32_t, float> parse_serve_logit_bias(const std::vector<std::string>& values) {
   std::map<int32_t, float> out;
   for (const std::string& v : values) {
     const size_t sign = v.find_first_of("+-", 1);
@@ -131,7 +131,7 @@ std::string default_model() {
 
 void serve(ServeArgs a) {
   engine::check_engine_options(a.engine);  // before binding: bad flags never open a port
-  std::map<int32_t, float> logit_bias = parse_logit_bias(a.logit_bias);
+  std::map<int32_t, float> logit_bias = parse_serve_logit_bias(a.logit_bias);
   // Generating and queued requests each hold a worker thread; a few more keep /v1/models
   // and /metrics answering, and let a full queue be told 429. (Connections that have not
   // sent a whole request hold none; /health is answered without one.)
@@ -265,6 +265,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--mock-passage", e.mock_passage,
                   "Mock engine: the text it answers with, repeated (default: a passage about a lighthouse keeper)")
       ->envname("NANOSERVE_MOCK_PASSAGE");
+  cmd->add_flag("--mock-echo", e.mock_echo,
+                "Mock engine: answer with the request's own prompt, as the chat template rendered it (to see what "
+                "reached the model)")
+      ->envname("NANOSERVE_MOCK_ECHO");
   cmd->callback([a] { serve(*a); });
 }
 

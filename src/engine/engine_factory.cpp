@@ -28,7 +28,8 @@ std::unique_ptr<Engine> make_mock(const EngineOptions& options) {
                   .token_delay_us = options.mock_token_delay_us,
                   .max_concurrency = parallel_of(options),
                   .queue_limit = options.queue_limit,
-                  .passage = options.mock_passage.empty() ? kMockPassage : options.mock_passage});
+                  .passage = options.mock_passage.empty() ? kMockPassage : options.mock_passage,
+                  .echo_prompt = options.mock_echo});
 }
 
 // The batch engine's drafter ("" is its default, lookup).
@@ -56,6 +57,9 @@ void check_engine_options(const EngineOptions& o) {
     throw std::invalid_argument("--mock-token-delay-us applies to --engine mock only");
   if (o.kind != "mock" && !o.mock_passage.empty())
     throw std::invalid_argument("--mock-passage applies to --engine mock only");
+  if (o.kind != "mock" && o.mock_echo) throw std::invalid_argument("--mock-echo applies to --engine mock only");
+  if (o.mock_echo && !o.mock_passage.empty())
+    throw std::invalid_argument("--mock-echo and --mock-passage are two answers: give one");
   if (o.kind != "batch" && (o.kv_memory_bytes != 0 || o.step_tokens != 0))
     throw std::invalid_argument("--kv-memory and --step-tokens apply to --engine batch only");
   if (!o.prefix_cache.empty() && o.prefix_cache != "on" && o.prefix_cache != "off")

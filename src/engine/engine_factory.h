@@ -38,6 +38,7 @@ struct EngineOptions {
   // mock only
   int64_t mock_token_delay_us = 0;
   std::string mock_passage = "";  // the text it repeats; empty: kMockPassage
+  bool mock_echo = false;         // repeat each request's prompt instead
 };
 
 // Requests generated at once when options.parallel is 0: batch 8, mock 4, sequential 1.

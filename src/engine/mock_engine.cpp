@@ -1,5 +1,6 @@
 #include "engine/mock_engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -58,10 +59,19 @@ void MockEngine::generate(Generation& generation, std::vector<float>& logits) {
   // the probability at temperature 1, whatever the vocabulary's size.
   const float lead = std::log(static_cast<float>(logits.size())) + 3.0f;
   const auto delay = std::chrono::microseconds(options_.token_delay_us);
+  const std::vector<int32_t> echo =
+      options_.echo_prompt ? tokenizer_.encode(tokenizer_.decode(generation.request().prompt), false)
+                           : std::vector<int32_t>{};
+  const std::vector<int32_t>& text = options_.echo_prompt ? echo : passage_;
   for (int64_t step = 0;; ++step) {
-    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    // The pretend forward pass, cut short by a cancel as a real step's end would notice it.
+    const auto step_end = std::chrono::steady_clock::now() + delay;
+    while (!generation.cancelled() && !stopping_ && std::chrono::steady_clock::now() < step_end)
+      std::this_thread::sleep_for(std::min<std::chrono::microseconds>(delay, std::chrono::milliseconds(2)));
     if (generation.cancelled() || stopping_) return generation.finish(FinishReason::Cancelled);
-    const int32_t next = passage_[step % passage_.size()];
+    if (options_.echo_prompt && static_cast<size_t>(step) == echo.size())
+      return generation.finish(FinishReason::Stop);  // the prompt once, then the end of the answer
+    const int32_t next = text[static_cast<size_t>(step) % text.size()];
     logits[next] = lead;
     const bool goes_on = generation.step(logits).has_value();
     logits[next] = 0.0f;

@@ -1,5 +1,6 @@
 // An engine without weights, for testing the server: it "generates" a fixed passage (English
-// by default, or any text a test needs the server to answer with; tokenized once with the real
+// by default, any text a test needs the server to answer with, or the request's own prompt;
+// tokenized once with the real
 // tokenizer, so stop strings and UTF-8 split across tokens behave as with a real model), over
 // and over. Each step makes a logits row in which the passage's next token leads by a wide
 // margin, and sends it through the same sampling, logit_bias and text pipeline as every engine:
@@ -32,6 +33,10 @@ struct MockOptions {
   int max_concurrency = 4;      // requests generating at once, each on its own worker thread
   int64_t queue_limit = 64;     // requests waiting beyond those; more: QueueFull
   std::string passage = kMockPassage;  // the text it repeats; not empty
+  // Answer each request with its own prompt instead, once, so a test can read what reached the
+  // model: its text as the chat template rendered it, control tokens spelled out (so they end
+  // nothing).
+  bool echo_prompt = false;
 };
 
 class MockEngine final : public Engine {

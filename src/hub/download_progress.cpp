@@ -13,13 +13,14 @@ std::string human_bytes(uint64_t n) {
   return u == 0 ? fmt::format("{} B", n) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
-DownloadProgress::DownloadProgress(std::string label, uint64_t total, uint64_t start, std::FILE* out)
+DownloadProgress::DownloadProgress(std::string label, uint64_t total, uint64_t start, std::FILE* out, Now now)
     : label_(std::move(label)),
       total_(total),
       start_(start),
       out_(out),
+      now_(now),
       terminal_(isatty(fileno(out)) == 1),
-      began_(Clock::now()),
+      began_(now_()),
       last_draw_(began_ - std::chrono::seconds(1)),
       tenths_shown_(total > 0 ? static_cast<int>(start * 10 / total) : 0) {
   if (start > 0)
@@ -27,7 +28,7 @@ DownloadProgress::DownloadProgress(std::string label, uint64_t total, uint64_t s
 }
 
 std::string DownloadProgress::status(uint64_t done) const {
-  const double seconds = std::chrono::duration<double>(Clock::now() - began_).count();
+  const double seconds = std::chrono::duration<double>(now_() - began_).count();
   const double rate = seconds > 0 ? static_cast<double>(done - start_) / seconds : 0;
   std::string eta = "--:--";
   if (rate > 0 && total_ >= done) {
@@ -41,7 +42,7 @@ std::string DownloadProgress::status(uint64_t done) const {
 
 void DownloadProgress::update(uint64_t done) {
   if (terminal_) {
-    const auto now = Clock::now();
+    const auto now = now_();
     if (now - last_draw_ < std::chrono::milliseconds(100)) return;
     last_draw_ = now;
     // \x1b[K clears what a longer earlier line left on the right.
@@ -61,7 +62,7 @@ DownloadProgress::~DownloadProgress() {
 
 void DownloadProgress::finish(uint64_t done) {
   finished_ = true;
-  const double seconds = std::chrono::duration<double>(Clock::now() - began_).count();
+  const double seconds = std::chrono::duration<double>(now_() - began_).count();
   fmt::print(out_, "{}nanoserve: {}: {} in {:.1f} s\n", terminal_ ? "\r\x1b[K" : "", label_, human_bytes(done),
              seconds);
 }

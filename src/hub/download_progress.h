@@ -12,8 +12,12 @@ namespace nanoserve::hub {
 
 class DownloadProgress {
  public:
+  using Clock = std::chrono::steady_clock;
+  using Now = Clock::time_point (*)();  // the clock it reads (a test's own, to redraw on its time)
+
   // `start` bytes are already there (a resumed download); the rate counts only new ones.
-  DownloadProgress(std::string label, uint64_t total, uint64_t start, std::FILE* out = stderr);
+  DownloadProgress(std::string label, uint64_t total, uint64_t start, std::FILE* out = stderr,
+                   Now now = &Clock::now);
   // Ends the terminal's line when finish() did not (a failed download), so a message can follow.
   ~DownloadProgress();
   DownloadProgress(const DownloadProgress&) = delete;
@@ -24,12 +28,12 @@ class DownloadProgress {
   void finish(uint64_t done);
 
  private:
-  using Clock = std::chrono::steady_clock;
   std::string status(uint64_t done) const;
 
   std::string label_;
   uint64_t total_, start_;
   std::FILE* out_;
+  Now now_;
   bool terminal_;
   Clock::time_point began_, last_draw_;
   int tenths_shown_;  // lines written so far, when not a terminal

@@ -1,8 +1,8 @@
 // The SIMD target the kernels dispatch to (Highway picks the best one this CPU supports), and
 // NANOSERVE_SIMD, which caps it: with NANOSERVE_SIMD=avx2 an AVX-512 machine runs the AVX2
 // kernels, so they can be measured there; =scalar (or =emu128, whichever the build has) runs the
-// portable ones. Targets are named as Highway names them, in lower case: avx3_dl, avx3, avx2,
-// sse4, ssse3 on x86, neon on Arm.
+// portable ones. Targets are named as Highway names them, in lower case: avx3_dl, avx3, avx2 on
+// x86 (CMakeLists.txt says why not sse4 and ssse3), neon on Arm.
 #pragma once
 
 #include <string>

@@ -141,7 +141,7 @@ TEST(SimdCap, BenchEngineSaysWhichTargetRanAndAnUnknownOneIsRefused) {
   std::string upper = portable;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   const std::string bench =
-      "bench-engine -m " + test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " -p 8 -n 8 -t 1 -r 1";
+      "bench-engine -m " + test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " -p 8 -n 8 -t 1 -r 1 --no-read-test";
   setenv("NANOSERVE_SIMD", portable.c_str(), 1);
   const CommandResult capped = run_binary(bench);
   setenv("NANOSERVE_SIMD", "avx9000", 1);

@@ -23,7 +23,7 @@ templates::ChatTemplateInputs conversation() {
 
 TEST(ChatFallback, AVocabularyWithChatMlTokensGetsChatMl) {
   const auto tok = tokenizer::Tokenizer::from_gguf(
-      gguf::File::open(test::shared_path("golden/models/tiny-qwen3-F16.gguf")).metadata());
+      gguf::File::open(nanoserve::test::shared_path("golden/models/tiny-qwen3-F16.gguf")).metadata());
   const std::string chatml =
       "<|im_start|>system\ndef add(a, b):<|im_end|>\n<|im_start|>user\n    return a + b<|im_end|>\n"
       "<|im_start|>assistant\n";
@@ -32,7 +32,7 @@ TEST(ChatFallback, AVocabularyWithChatMlTokensGetsChatMl) {
 }
 
 TEST(ChatFallback, AVocabularyWithoutThemGetsTheRawText) {
-  const auto tok = tokenizer::Tokenizer::from_hf_file(test::shared_path("tokenizers/llama3/tokenizer.json"));
+  const auto tok = tokenizer::Tokenizer::from_hf_file(nanoserve::test::shared_path("tokenizers/llama3/tokenizer.json"));
   const std::string text = model_chat_template("", tok).render(conversation());
   EXPECT_EQ(text, "def add(a, b):\n    return a + b");
   // Tokenized as the completions route tokenizes the same text: no marker, no special token.

@@ -19,7 +19,7 @@ namespace {
 using test::read_to_end;
 using test::StreamRecord;
 
-constexpr int64_t kContext = 4096;
+constexpr int64_t kGrammarContext = 4096;
 
 // Schemas whose every sentence is short (bounded strings, arrays and numbers), so that a
 // random-weight model ends them well within max_tokens.
@@ -54,7 +54,7 @@ TEST_F(GrammarOutputTest, RandomLogitsStillWriteASentenceOfTheGrammarAndEndThere
   for (const std::string& schema : kSchemas)
     for (uint64_t seed = 1; seed <= 20; ++seed) {
       const GenerationRequest r = constrained(schema, seed);
-      Generation g(r, tok_, kContext);
+      Generation g(r, tok_, kGrammarContext);
       g.admit();
       while (!g.finished()) {
         for (float& l : logits) l = noise(rng);
@@ -70,10 +70,10 @@ TEST_F(GrammarOutputTest, RandomLogitsStillWriteASentenceOfTheGrammarAndEndThere
 TEST_F(GrammarOutputTest, AGrammarWithIgnoreEosOrWithoutItsVocabularyIsRefused) {
   GenerationRequest r = constrained(kSchemas[1], 1);
   r.ignore_eos = true;
-  EXPECT_THROW(validate_request(r, static_cast<int64_t>(tok_.n_tokens()), kContext), std::invalid_argument);
+  EXPECT_THROW(validate_request(r, static_cast<int64_t>(tok_.n_tokens()), kGrammarContext), std::invalid_argument);
   r.ignore_eos = false;
   r.grammar_vocabulary = nullptr;
-  EXPECT_THROW(validate_request(r, static_cast<int64_t>(tok_.n_tokens()), kContext), std::invalid_argument);
+  EXPECT_THROW(validate_request(r, static_cast<int64_t>(tok_.n_tokens()), kGrammarContext), std::invalid_argument);
 }
 
 // Eight requests on the tiny golden model, each with its own schema (greedy and sampled) or
@@ -94,6 +94,7 @@ TEST_F(GrammarOutputTest, InTheBatchEngineEachRequestKeepsItsOwnGrammarWithOrWit
                         .spec = spec, .draft_always = true});
     runs.push_back(test::run_together(engine, requests));
   }
+  int64_t constrained_drafts = 0, constrained_accepted = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const StreamRecord& out = runs[0][i];
     ASSERT_EQ(out.last.kind, Event::Kind::Done) << out.last.error;
@@ -102,7 +103,16 @@ TEST_F(GrammarOutputTest, InTheBatchEngineEachRequestKeepsItsOwnGrammarWithOrWit
       EXPECT_TRUE(grammar::matches(requests[i].grammar, out.text)) << i << ": " << out.text;
     }
     EXPECT_EQ(runs[1][i].tokens, out.tokens) << i;
+    EXPECT_EQ(out.last.stats.draft_tokens, 0) << i;
+    if (requests[i].grammar) {
+      constrained_drafts += runs[1][i].last.stats.draft_tokens;
+      constrained_accepted += runs[1][i].last.stats.accepted_tokens;
+    }
   }
+  // Speculation had drafts to check inside the grammars, some of them kept, or the comparison
+  // above would not test it.
+  EXPECT_GT(constrained_drafts, 0);
+  EXPECT_GT(constrained_accepted, 0);
 }
 
 }  // namespace

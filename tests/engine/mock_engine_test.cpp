@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/engine_factory.h"
@@ -62,6 +63,23 @@ TEST_F(MockEngineTest, APassageOfItsOwnIsWrittenInstead) {
   const auto tokens = static_cast<int32_t>(engine.tokenizer().encode(passage, false).size());
   EXPECT_EQ(read_to_end(*engine.submit(request(tokens))).text, passage);
   EXPECT_THROW(make({.passage = ""}), std::invalid_argument);
+}
+
+// --mock-echo: each request is answered with its own prompt, so a test reads what reached the model.
+TEST_F(MockEngineTest, EchoAnswersEachRequestWithItsOwnPrompt) {
+  MockEngine engine = make({.echo_prompt = true});
+  // Once, then it stops; control tokens are written out as text (a turn's end ends nothing).
+  for (const std::string text : {"Tool result: 18 C in Paris.", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"}) {
+    GenerationRequest r = request(1000);
+    r.prompt = engine.tokenizer().encode(text);
+    const StreamRecord out = read_to_end(*engine.submit(r));
+    EXPECT_EQ(out.text, text);
+    EXPECT_EQ(out.last.finish, FinishReason::Stop);
+  }
+  const std::string m = test::tiny_model_path();
+  EXPECT_THROW(check_engine_options({.kind = "batch", .model_path = m, .mock_echo = true}), std::invalid_argument);
+  EXPECT_THROW(check_engine_options({.kind = "mock", .model_path = m, .mock_passage = "hi", .mock_echo = true}),
+               std::invalid_argument);
 }
 
 TEST_F(MockEngineTest, ThePassageOptionIsTheMockEnginesOnly) {
@@ -138,16 +156,21 @@ TEST_F(MockEngineTest, EachTokenTakesAtLeastTheDelay) {
   EXPECT_LE(r.last.stats.decode_tok_s, 50.0);  // 4 gaps of at least 20 ms
 }
 
-TEST_F(MockEngineTest, CancelStopsWithinOneStep) {
-  MockEngine engine = make({.token_delay_us = 50'000});
+// A cancel ends the step in progress: with a step longer than any test, the request ends at
+// once (read_to_end would give up otherwise) and without its token.
+TEST_F(MockEngineTest, CancelEndsTheStepInProgress) {
+  MockEngine engine = make({.token_delay_us = 3'600'000'000});
   auto stream = engine.submit(request(100000));
-  first_event(*stream);
+  for (const auto give_up = Clock::now() + test::kPatience; engine.metrics().running != 1;) {
+    ASSERT_LT(Clock::now(), give_up) << "the request was never admitted";
+    std::this_thread::sleep_for(1ms);
+  }
   stream->cancel();
   const StreamRecord rest = read_to_end(*stream);
-  EXPECT_LE(rest.text_events, 1);  // at most the token being made when cancel came
+  EXPECT_EQ(rest.text_events, 0);
   ASSERT_EQ(rest.last.kind, Event::Kind::Done);
   EXPECT_EQ(rest.last.finish, FinishReason::Cancelled);
-  EXPECT_LE(rest.last.stats.completion_tokens, 2);
+  EXPECT_EQ(rest.last.stats.completion_tokens, 0);
 }
 
 TEST_F(MockEngineTest, FullQueueThrowsQueueFullAndCancelledWaitersGiveTheirPlaceBack) {

@@ -25,11 +25,11 @@ using test::StreamRecord;
 
 // The thread count does not change the tokens; one thread is the quickest when ctest runs
 // tests side by side on a busy machine.
-constexpr int kThreads = 1;
+constexpr int kSequentialThreads = 1;
 
 std::string pycoder_path() { return nanoserve::test::shared_path("models/pycoder/pycoder-q8_0.gguf"); }
 
-GenerationRequest request(std::vector<int32_t> prompt, int32_t max_tokens) {
+GenerationRequest request_until_eos(std::vector<int32_t> prompt, int32_t max_tokens) {
   GenerationRequest r;
   r.prompt = std::move(prompt);
   r.max_tokens = max_tokens;
@@ -64,14 +64,14 @@ TEST(SequentialEngine, GreedyTokensAreLlamaCppsAndTheDirectLoops) {
   const std::string path = test::tiny_model_path();
   const auto golden = nlohmann::json::parse(
       nanoserve::test::read_file(nanoserve::test::shared_path("golden/models/tiny-qwen3-Q8_0.json")));
-  SequentialEngine engine({.model_path = path, .threads = kThreads});
-  model::Model model(path, {.threads = kThreads});
+  SequentialEngine engine({.model_path = path, .threads = kSequentialThreads});
+  model::Model model(path, {.threads = kSequentialThreads});
   int compared_with_llama = 0;
   for (const auto& seq : golden.at("sequences")) {
     const auto prompt = seq.at("input_ids").get<std::vector<int32_t>>();
     const auto expected = seq.at("greedy_ids").get<std::vector<int32_t>>();
     const auto margin = seq.at("greedy_top1_top2_margin").get<std::vector<float>>();
-    GenerationRequest r = request(prompt, static_cast<int32_t>(expected.size()));
+    GenerationRequest r = request_until_eos(prompt, static_cast<int32_t>(expected.size()));
     r.ignore_eos = true;  // llama.cpp's continuation does not stop at eos either
     const StreamRecord got = read_to_end(*engine.submit(r));
     ASSERT_EQ(got.last.kind, Event::Kind::Done) << got.last.error;
@@ -91,7 +91,7 @@ TEST(SequentialEngine, GreedyTokensAreLlamaCppsAndTheDirectLoops) {
 
 // The engine writes exactly what `nanoserve run` writes for the same prompt and sampling.
 TEST(SequentialEngine, SameTextAsNanoserveRun) {
-  SequentialEngine engine({.model_path = pycoder_path(), .threads = kThreads});
+  SequentialEngine engine({.model_path = pycoder_path(), .threads = kSequentialThreads});
   const tokenizer::Tokenizer& tok = engine.tokenizer();
   struct Case {
     std::string prompt;
@@ -105,11 +105,11 @@ TEST(SequentialEngine, SameTextAsNanoserveRun) {
        "--temp 0.8 --seed 1234 --top-k 40 --top-p 0.95 --min-p 0.05"},
   };
   for (const Case& c : cases) {
-    const std::string args = "run -m " + pycoder_path() + " -t " + std::to_string(kThreads) + " -n 64 " +
+    const std::string args = "run -m " + pycoder_path() + " -t " + std::to_string(kSequentialThreads) + " -n 64 " +
                              c.run_flags + " -p '" + c.prompt + "'";
     const auto run = nanoserve::test::run_nanoserve(args);
     ASSERT_EQ(run.status, 0) << run.err;
-    GenerationRequest r = request(tok.encode(c.prompt, true), 64);  // pycoder adds no BOS
+    GenerationRequest r = request_until_eos(tok.encode(c.prompt, true), 64);  // pycoder adds no BOS
     r.sampling = c.sampling;
     const StreamRecord got = read_to_end(*engine.submit(r));
     ASSERT_EQ(got.last.kind, Event::Kind::Done) << got.last.error;
@@ -119,7 +119,7 @@ TEST(SequentialEngine, SameTextAsNanoserveRun) {
 }
 
 TEST(SequentialEngine, ReportsTheModelsNameTemplateAndContext) {
-  SequentialEngine engine({.model_path = pycoder_path(), .threads = kThreads});
+  SequentialEngine engine({.model_path = pycoder_path(), .threads = kSequentialThreads});
   EXPECT_EQ(engine.model_name(), "pycoder");
   EXPECT_NE(engine.chat_template().find("<|im_start|>"), std::string::npos);
   EXPECT_EQ(engine.context_size(), 512);  // its trained context, under the 4096 default cap
@@ -129,7 +129,7 @@ TEST(SequentialEngine, ReportsTheModelsNameTemplateAndContext) {
   EXPECT_EQ(idle.kv_used_bytes, 0);
   EXPECT_GT(idle.kv_total_bytes, 0);
 
-  const auto tiny = make_engine({.kind = "sequential", .model_path = test::tiny_model_path(), .threads = kThreads});
+  const auto tiny = make_engine({.kind = "sequential", .model_path = test::tiny_model_path(), .threads = kSequentialThreads});
   EXPECT_EQ(tiny->context_size(), 4096);
   EXPECT_EQ(tiny->model_name(), "tiny-qwen3-rand");
   EXPECT_THROW(make_engine({.kind = "sequential", .model_path = "/nonexistent.gguf"}), std::exception);
@@ -138,22 +138,22 @@ TEST(SequentialEngine, ReportsTheModelsNameTemplateAndContext) {
 // A generation that reaches the end of the context stops with Length: the last token sampled
 // fits no position to be fed back.
 TEST(SequentialEngine, TheContextEndEndsGenerationWithLength) {
-  SequentialEngine engine({.model_path = test::tiny_model_path(), .threads = kThreads, .context_size = 16});
-  GenerationRequest r = request({1, 2, 3, 4, 5, 6}, 100);
+  SequentialEngine engine({.model_path = test::tiny_model_path(), .threads = kSequentialThreads, .context_size = 16});
+  GenerationRequest r = request_until_eos({1, 2, 3, 4, 5, 6}, 100);
   r.ignore_eos = true;
   const StreamRecord got = read_to_end(*engine.submit(r));
   EXPECT_EQ(got.last.finish, FinishReason::Length);
   EXPECT_EQ(got.last.stats.completion_tokens, 16 - 6 + 1);
-  EXPECT_THROW(engine.submit(request(std::vector<int32_t>(16, 1), 1)), std::invalid_argument);
+  EXPECT_THROW(engine.submit(request_until_eos(std::vector<int32_t>(16, 1), 1)), std::invalid_argument);
 }
 
 // A runs until cancelled (its context is far larger than it gets to use); B waits behind it.
 TEST(SequentialEngine, OneAtATimeOthersQueueAndCancelFreesTheEngine) {
   SequentialEngine engine(
-      {.model_path = test::tiny_model_path(), .threads = kThreads, .context_size = 32768, .queue_limit = 1});
-  GenerationRequest long_one = request({10, 20, 30}, 32768 - 3);
+      {.model_path = test::tiny_model_path(), .threads = kSequentialThreads, .context_size = 32768, .queue_limit = 1});
+  GenerationRequest long_one = request_until_eos({10, 20, 30}, 32768 - 3);
   long_one.ignore_eos = true;
-  const GenerationRequest short_one = request({40, 50, 60, 70}, 8);
+  const GenerationRequest short_one = request_until_eos({40, 50, 60, 70}, 8);
 
   auto a = engine.submit(long_one);
   ASSERT_TRUE(a->next(test::kPatience));  // A is generating
@@ -187,11 +187,11 @@ TEST(SequentialEngine, OneAtATimeOthersQueueAndCancelFreesTheEngine) {
 // Two requests submitted together: the second is admitted only after the first's last token,
 // so its queue time covers at least the first's whole generation.
 TEST(SequentialEngine, TheSecondOfTwoConcurrentRequestsWaitsForTheFirst) {
-  SequentialEngine engine({.model_path = pycoder_path(), .threads = kThreads});
+  SequentialEngine engine({.model_path = pycoder_path(), .threads = kSequentialThreads});
   const tokenizer::Tokenizer& tok = engine.tokenizer();
-  GenerationRequest first = request(tok.encode("def add(a, b):"), 32);
+  GenerationRequest first = request_until_eos(tok.encode("def add(a, b):"), 32);
   first.ignore_eos = true;
-  const GenerationRequest second = request(tok.encode("class Stack:"), 8);
+  const GenerationRequest second = request_until_eos(tok.encode("class Stack:"), 8);
 
   const auto before = Clock::now();
   auto a = engine.submit(first);

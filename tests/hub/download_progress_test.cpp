@@ -52,14 +52,22 @@ TEST(DownloadProgress, AResumedDownloadSaysWhereItResumes) {
   EXPECT_EQ(lines[1].rfind("nanoserve: m.gguf: 70% ", 0), 0u) << lines[1];
 }
 
+// The terminal test's clock: what the test sets it to.
+DownloadProgress::Clock::time_point test_now;
+DownloadProgress::Clock::time_point read_test_now() { return test_now; }
+
 TEST(DownloadProgress, OneRedrawnLineOnATerminal) {
+  using namespace std::chrono_literals;
   int terminal = -1, device = -1;
   ASSERT_EQ(openpty(&terminal, &device, nullptr, nullptr, nullptr), 0);
   {
     std::unique_ptr<FILE, int (*)(FILE*)> out(fdopen(device, "w"), &std::fclose);
-    DownloadProgress progress("m.gguf", 1'000'000, 0, out.get());
+    DownloadProgress progress("m.gguf", 1'000'000, 0, out.get(), &read_test_now);
     progress.update(250'000);  // the first update draws at once; later ones at most every 100 ms
+    test_now += 60ms;
     progress.update(500'000);
+    test_now += 60ms;
+    progress.update(750'000);
     progress.finish(1'000'000);
   }
   std::string shown;
@@ -73,6 +81,7 @@ TEST(DownloadProgress, OneRedrawnLineOnATerminal) {
   close(terminal);
   EXPECT_EQ(shown.rfind("\rm.gguf: 250.0 KB / 1.0 MB, ", 0), 0u) << shown;
   EXPECT_EQ(shown.find("500.0 KB"), std::string::npos) << shown;  // within 100 ms of the last drawing
+  EXPECT_NE(shown.find("\x1b[K\rm.gguf: 750.0 KB / 1.0 MB, "), std::string::npos) << shown;  // 120 ms after it
   EXPECT_NE(shown.find(" left\x1b[K\r\x1b[Knanoserve: m.gguf: 1.0 MB in "), std::string::npos) << shown;
 }
 

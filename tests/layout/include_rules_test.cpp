@@ -8,12 +8,14 @@
 
 #include <fstream>
 
+#include "support/build_paths.h"
+
 namespace nanoserve::layout {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSrc = fs::path(NANOSERVE_SOURCE_DIR) / "src";
+const fs::path kSrc = fs::path(test::kBuildSourceDir) / "src";
 
 TEST(IncludeRules, EveryIncludeOfSrcKeepsToRooms) {
   const RoomRules rules = read_room_rules(kSrc / "ROOMS");

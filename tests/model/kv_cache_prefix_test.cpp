@@ -15,7 +15,7 @@
 namespace nanoserve::model {
 namespace {
 
-ModelConfig small_config() {
+ModelConfig prefix_test_config() {
   return ModelConfig{.arch = "qwen3", .n_layer = 2, .n_embd = 64, .n_ff = 128, .n_head = 4, .n_head_kv = 2,
                      .head_dim = 16, .n_vocab = 100, .n_ctx_train = 256, .rope_scaling = std::nullopt};
 }
@@ -42,7 +42,7 @@ KvCache::PrefixHit lookup(const KvCache& cache, const std::vector<int32_t>& toke
 }
 
 TEST(KvCachePrefix, FinishedSequencesLeaveTheirWholeBlocksCachedAndFree) {
-  KvCache cache(small_config(), 8 * 16, 3, 16);  // 8 blocks
+  KvCache cache(prefix_test_config(), 8 * 16, 3, 16);  // 8 blocks
   const std::vector<int32_t> a = tokens_from(40, 0);  // 2 whole blocks and 8 positions
   fill_and_publish(cache, 0, a);
   EXPECT_EQ(cache.used_blocks(), 3);
@@ -68,7 +68,7 @@ TEST(KvCachePrefix, FinishedSequencesLeaveTheirWholeBlocksCachedAndFree) {
 }
 
 TEST(KvCachePrefix, AHitThatEndsInsideABlockCopiesIt) {
-  KvCache cache(small_config(), 8 * 16, 2, 16);
+  KvCache cache(prefix_test_config(), 8 * 16, 2, 16);
   const std::vector<int32_t> a = tokens_from(32, 0);
   fill_and_publish(cache, 0, a);
   const KvCache::PrefixHit hit = lookup(cache, a, 31);  // the last token must be computed again
@@ -83,7 +83,7 @@ TEST(KvCachePrefix, AHitThatEndsInsideABlockCopiesIt) {
 }
 
 TEST(KvCachePrefix, TokensThatBeginACachedBlockCopyItsFirstPositions) {
-  KvCache cache(small_config(), 8 * 16, 2, 16);
+  KvCache cache(prefix_test_config(), 8 * 16, 2, 16);
   const std::vector<int32_t> a = tokens_from(48, 0);  // 3 whole blocks
   fill_and_publish(cache, 0, a);
   std::vector<int32_t> b(a.begin(), a.begin() + 37);  // 2 whole blocks, then 5 tokens of a's third
@@ -104,7 +104,7 @@ TEST(KvCachePrefix, TokensThatBeginACachedBlockCopyItsFirstPositions) {
 }
 
 TEST(KvCachePrefix, LettingGoNeverFreesABlockAnotherSequenceHolds) {
-  KvCache cache(small_config(), 4 * 16, 2, 16);  // 4 blocks
+  KvCache cache(prefix_test_config(), 4 * 16, 2, 16);  // 4 blocks
   const std::vector<int32_t> a = tokens_from(32, 0);
   fill_and_publish(cache, 0, a);
   std::vector<int32_t> b = a;
@@ -122,7 +122,7 @@ TEST(KvCachePrefix, LettingGoNeverFreesABlockAnotherSequenceHolds) {
 }
 
 TEST(KvCachePrefix, AReservationEvictsTheLeastRecentlyUsedIdleBlocks) {
-  KvCache cache(small_config(), 4 * 16, 2, 16);  // 4 blocks
+  KvCache cache(prefix_test_config(), 4 * 16, 2, 16);  // 4 blocks
   const std::vector<int32_t> a = tokens_from(32, 0), b = tokens_from(32, 50);
   fill_and_publish(cache, 0, a);
   cache.clear(0);
@@ -149,7 +149,7 @@ TEST(KvCachePrefix, AReservationEvictsTheLeastRecentlyUsedIdleBlocks) {
 // Speculative decoding's rejected drafts: truncating gives back the blocks past the kept
 // positions (a block another sequence holds stays with it) and never cuts into published ones.
 TEST(KvCachePrefix, TruncateLetsGoOfTheBlocksPastTheKeptPositionsOnly) {
-  KvCache cache(small_config(), 16 * 8, 2, 16);
+  KvCache cache(prefix_test_config(), 16 * 8, 2, 16);
   const std::vector<int32_t> prompt = tokens_from(32, 1);
   fill_and_publish(cache, 0, prompt);  // 2 published blocks
   ASSERT_TRUE(cache.reserve(0, 32 + 20));  // drafts: 20 more positions, 2 more blocks
@@ -178,7 +178,7 @@ TEST(KvCachePrefix, TruncateLetsGoOfTheBlocksPastTheKeptPositionsOnly) {
 }
 
 TEST(KvCachePrefix, AttachingWhenOnlyTheCopiedBlockIsIdleTakesItOver) {
-  KvCache cache(small_config(), 2 * 16, 2, 16);  // 2 blocks
+  KvCache cache(prefix_test_config(), 2 * 16, 2, 16);  // 2 blocks
   const std::vector<int32_t> a = tokens_from(32, 0);
   fill_and_publish(cache, 0, a);
   cache.clear(0);

@@ -10,7 +10,7 @@
 namespace nanoserve::model {
 namespace {
 
-constexpr int64_t kBlock = 16, kWindow = 40;
+constexpr int64_t kWindowBlock = 16, kWindow = 40;
 
 // Gemma 3's pattern: layers 0-4 local (windowed), 5 global; 2 KV heads of 8.
 ModelConfig gemma_like() {
@@ -78,19 +78,19 @@ TEST(KvWindow, OnlyTheGlobalLayersGrowWithTheSequence) {
   EXPECT_EQ(kv_bytes_for(c, 1000), 1000 * layer_bytes + 5 * kWindow * layer_bytes);
   EXPECT_EQ(kv_bytes_for(c, 10), 6 * 10 * layer_bytes);
 
-  KvCache cache(c, 1024, 1, kBlock);
+  KvCache cache(c, 1024, 1, kWindowBlock);
   EXPECT_FALSE(cache.shares_prefixes());
-  EXPECT_EQ(cache.block_bytes(), static_cast<size_t>(kBlock * layer_bytes));
+  EXPECT_EQ(cache.block_bytes(), static_cast<size_t>(kWindowBlock * layer_bytes));
   // A decode at a time: the window's layers hold the blocks of the last kWindow positions and
   // the one being written, never more.
-  const int64_t most = (kWindow + kBlock - 1) / kBlock + 1;
+  const int64_t most = (kWindow + kWindowBlock - 1) / kWindowBlock + 1;
   for (int64_t n = 0; n < 1000; ++n) {
     append(cache, c, 0, 1);
     ASSERT_LE(cache.used_bytes(), cache.used_blocks() * cache.block_bytes() +
-                                      static_cast<size_t>(most * kBlock * 5 * layer_bytes))
+                                      static_cast<size_t>(most * kWindowBlock * 5 * layer_bytes))
         << "after " << n + 1 << " positions";
   }
-  EXPECT_EQ(cache.used_blocks(), 1000 / kBlock + 1);
+  EXPECT_EQ(cache.used_blocks(), 1000 / kWindowBlock + 1);
   EXPECT_EQ(cache.bytes_of(0), cache.used_bytes());  // the only sequence
   EXPECT_GT(cache.bytes_of(0), cache.used_blocks() * cache.block_bytes());
   expect_intact(cache, c, 0);
@@ -100,7 +100,7 @@ TEST(KvWindow, OnlyTheGlobalLayersGrowWithTheSequence) {
 
 TEST(KvWindow, ChunksAndSequencesKeepTheirWindowsApart) {
   const ModelConfig c = gemma_like();
-  KvCache cache(c, 4096, 3, kBlock);
+  KvCache cache(c, 4096, 3, kWindowBlock);
   // Prompt chunks of different sizes interleaved with another sequence's decode rows: each
   // sequence's window reads back its own values after its blocks were recycled many times.
   for (int step = 0; step < 12; ++step) {
@@ -110,16 +110,16 @@ TEST(KvWindow, ChunksAndSequencesKeepTheirWindowsApart) {
     // A chunk of r rows needs the window before its first row and the rows: at most
     // kWindow - 1 + r positions, in one block more than they fill.
     EXPECT_LE(cache.used_bytes() - cache.used_blocks() * cache.block_bytes(),
-              static_cast<size_t>(((kWindow + 37 + kBlock - 2) / kBlock + 1 + (kWindow + kBlock - 1) / kBlock + 1 +
-                                   (kWindow + 100 + kBlock - 2) / kBlock + 1) *
-                                  kBlock * 5 * kv_bytes_per_position_layer(c)));
+              static_cast<size_t>(((kWindow + 37 + kWindowBlock - 2) / kWindowBlock + 1 + (kWindow + kWindowBlock - 1) / kWindowBlock + 1 +
+                                   (kWindow + 100 + kWindowBlock - 2) / kWindowBlock + 1) *
+                                  kWindowBlock * 5 * kv_bytes_per_position_layer(c)));
     for (int seq = 0; seq < 3; ++seq) expect_intact(cache, c, seq);
   }
 }
 
 TEST(KvWindow, TruncationKeepsTheWindowOrRefuses) {
   const ModelConfig c = gemma_like();
-  KvCache cache(c, 1024, 1, kBlock);
+  KvCache cache(c, 1024, 1, kWindowBlock);
   append(cache, c, 0, 200);
   append(cache, c, 0, 9);  // a verify step's rows, then most of them rejected
   cache.truncate(0, 201);
@@ -140,7 +140,7 @@ TEST(KvWindow, TruncationKeepsTheWindowOrRefuses) {
 
 TEST(KvWindow, NoPrefixIsShared) {
   const ModelConfig c = gemma_like();
-  KvCache cache(c, 1024, 2, kBlock);
+  KvCache cache(c, 1024, 2, kWindowBlock);
   std::vector<int32_t> tokens(64, 7);
   std::vector<uint64_t> hashes;
   cache.extend_chain(tokens, hashes);
@@ -148,7 +148,7 @@ TEST(KvWindow, NoPrefixIsShared) {
   cache.publish(0, tokens, hashes);
   EXPECT_EQ(cache.find_prefix(tokens, hashes, 63).positions, 0);
   std::vector<uint8_t> block(cache.block_bytes());
-  EXPECT_EQ(cache.adopt(-1, hashes[0], std::span(tokens).first(kBlock), block), -1);
+  EXPECT_EQ(cache.adopt(-1, hashes[0], std::span(tokens).first(kWindowBlock), block), -1);
   cache.clear(0);
   EXPECT_EQ(cache.cached_blocks(), 0);
   EXPECT_EQ(cache.used_bytes(), 0u);

@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,8 +50,7 @@ double perplexity(const std::string& type, const std::string& text,
 }
 
 TEST(Pycoder, PerplexityOnUnseenPythonAgreesAcrossWeightTypes) {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "data" / "task_queue.py";
-  const std::string text = test::read_file(path.string());
+  const std::string text = test::read_file(test::source_path("tests/model/data/task_queue.py"));
   const double f32 = perplexity("f32", text), f16 = perplexity("f16", text);
   const double q8 = perplexity("q8_0", text), q4 = perplexity("q4_k_m", text);
   std::printf("[perplexity] task_queue.py: f32 %.4f f16 %.4f q8_0 %.4f q4_k_m %.4f\n", f32, f16, q8, q4);
@@ -67,8 +65,7 @@ TEST(Pycoder, PerplexityOnUnseenPythonAgreesAcrossWeightTypes) {
 // A Q8_0 KV cache (keys, values and, against the keys, the queries quantized) changes the
 // perplexity no more than Q8_0 weights may (llama.cpp reports q8_0 K and V within a few 0.01% of F16's).
 TEST(Pycoder, AQ8_0KvCacheKeepsThePerplexity) {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "data" / "task_queue.py";
-  const std::string text = test::read_file(path.string());
+  const std::string text = test::read_file(test::source_path("tests/model/data/task_queue.py"));
   const double f16_kv = perplexity("f32", text, kernels::KvType::F16);
   const double q8_kv = perplexity("f32", text, kernels::KvType::Q8_0);
   std::printf("[perplexity] task_queue.py, f32 weights: f16 KV %.4f q8_0 KV %.4f\n", f16_kv, q8_kv);

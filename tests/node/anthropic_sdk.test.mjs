@@ -5,10 +5,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import Ajv from 'ajv';
-import { startServer, tinyModel, qwen3VocabModel, missingShared, mockPassageStart } from './serve_helpers.mjs';
+import { startServer, tinyModel, qwen3VocabModel, missingShared, assertPassageStart, echoServerArgs, qwen3ToolResult }
+  from './serve_helpers.mjs';
 
 let mock;
 let qwen3;
+let echo;
 const key = 'sk-test-anthropic';
 const messages = [{ role: 'user', content: 'Tell me a story.' }];
 const client = (server, apiKey = key) => new Anthropic({ baseURL: server.baseURL, apiKey, maxRetries: 0 });
@@ -18,11 +20,13 @@ before(async () => {
   mock = await startServer(['--engine', 'mock', '--model', tinyModel, '--mock-token-delay-us', '1000',
     '--api-key', key]);
   qwen3 = await startServer(['--model', qwen3VocabModel, '-t', '2', '--api-key', key]);
+  echo = await startServer([...echoServerArgs(qwen3VocabModel), '--api-key', key]);
 });
 
 after(async () => {
   if (missingShared) return;
   assert.equal(await mock.stop(), 0);
+  assert.equal(await echo.stop(), 0);
   assert.equal(await qwen3.stop(), 0);
   // Every request the SDK sent was understood: no 5xx in either log.
   for (const s of [mock, qwen3]) assert.doesNotMatch(s.log(), /^POST \S+ 5\d\d /m);
@@ -36,7 +40,7 @@ test('a message, whole: text, stop_reason, usage (the key sent as x-api-key)', {
   assert.equal(m.role, 'assistant');
   assert.equal(m.content.length, 1);
   assert.equal(m.content[0].type, 'text');
-  assert.ok(mockPassageStart.startsWith(m.content[0].text), m.content[0].text);
+  assertPassageStart(m.content[0].text, 12);
   assert.equal(m.stop_reason, 'max_tokens');
   assert.equal(m.stop_sequence, null);
   assert.equal(m.usage.output_tokens, 12);
@@ -150,12 +154,22 @@ test('tools: tool_choice tool and any call from the first token; input matches t
       }
     }
 
-    const followUp = await c.messages.create({ model: 'q', max_tokens: 4, tools: [weather, add], messages: [...ask,
+    const history = [...ask,
       { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }, uses[0]] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: uses[0].id, content: '18 C, sunny' },
-        { type: 'text', text: 'And tomorrow?' }] }] });
+        { type: 'text', text: 'And tomorrow?' }] }];
+    const followUp = await c.messages.create({ model: 'q', max_tokens: 4, tools: [weather, add], messages: history });
     assert.equal(followUp.type, 'message');
     assert.ok(['end_turn', 'max_tokens', 'tool_use'].includes(followUp.stop_reason));
+    // The same history reaches the model whole: an engine that answers with its prompt shows the
+    // call, its result and the question after it (the call read back as a call).
+    const echoed = await client(echo).messages.create({ model: 'q', max_tokens: 2048, temperature: 0,
+      tools: [weather, add], messages: history });
+    const prompt = echoed.content.map((b) => b.text ?? b.thinking ?? '').join('');
+    assert.ok(prompt.includes(qwen3ToolResult('18 C, sunny')), prompt);
+    assert.ok(prompt.includes('And tomorrow?'), prompt);
+    const echoedUses = echoed.content.filter((b) => b.type === 'tool_use');
+    assert.deepEqual(echoedUses.map((b) => [b.name, b.input]), [['get_weather', uses[0].input]], JSON.stringify(echoed));
     const none = await c.messages.create({ model: 'q', max_tokens: 4, messages: ask, tools: [weather],
       tool_choice: { type: 'none' } });
     assert.ok(none.content.every((b) => b.type !== 'tool_use'));

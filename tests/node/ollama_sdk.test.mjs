@@ -5,10 +5,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ollama } from 'ollama';
 import Ajv from 'ajv';
-import { startServer, tinyModel, qwen3VocabModel, missingShared, mockPassageStart } from './serve_helpers.mjs';
+import { startServer, tinyModel, qwen3VocabModel, missingShared, assertPassageStart, echoServerArgs, qwen3ToolResult }
+  from './serve_helpers.mjs';
 
 let mock;
 let qwen3;
+let echo;
 const client = (server) => new Ollama({ host: server.baseURL });
 const messages = [{ role: 'user', content: 'Tell me a story.' }];
 const ajv = new Ajv();
@@ -17,12 +19,14 @@ before(async () => {
   if (missingShared) return;
   mock = await startServer(['--engine', 'mock', '--model', tinyModel, '--mock-token-delay-us', '1000']);
   qwen3 = await startServer(['--model', qwen3VocabModel, '-t', '2']);
+  echo = await startServer(echoServerArgs(qwen3VocabModel));
 });
 
 after(async () => {
   if (missingShared) return;
   assert.equal(await mock.stop(), 0);
   assert.equal(await qwen3.stop(), 0);
+  assert.equal(await echo.stop(), 0);
   // No request failed inside the server (the 501s of the model store are answers, not failures).
   for (const s of [mock, qwen3]) assert.doesNotMatch(s.log(), /^POST \S+ 500 /m);
 });
@@ -32,7 +36,7 @@ test('chat, whole and streamed: the same text, the counts and clocks clients rea
   const options = { num_predict: 12, temperature: 0 };
   const r = await o.chat({ model: 'tiny', messages, stream: false, options });
   assert.equal(r.message.role, 'assistant');
-  assert.ok(mockPassageStart.startsWith(r.message.content), r.message.content);
+  assertPassageStart(r.message.content, 12);
   assert.equal(r.done, true);
   assert.equal(r.done_reason, 'length');
   assert.equal(r.eval_count, 12);
@@ -58,7 +62,7 @@ test('generate: templated and raw; stop ends the text', { skip: missingShared },
   assert.equal(r.done_reason, 'stop');
   const raw = await o.generate({ model: 'tiny', prompt: 'Once', raw: true, stream: false,
     options: { num_predict: 6, temperature: 0 } });
-  assert.ok(mockPassageStart.startsWith(raw.response), raw.response);
+  assertPassageStart(raw.response, 6);
   assert.ok(raw.prompt_eval_count < r.prompt_eval_count, 'a raw prompt has no template around it');
   let streamed = '';
   for await (const part of await o.generate({ model: 'tiny', prompt: 'Once', raw: true, stream: true,
@@ -96,17 +100,30 @@ test('format: "json" and a schema hold the output; tools and tool history are ac
   const r = await o.chat({ model: 'q', messages, format: schema, think: false, stream: false, options: { num_predict: 100 } });
   assert.equal(r.done_reason, 'stop');
   assert.ok(ajv.validate(schema, JSON.parse(r.message.content)), r.message.content);
+  // Greedy, so that the output (random weights) is the same every run, and one that ends.
   const json = await o.generate({ model: 'q', prompt: 'JSON please', format: 'json', think: false, stream: false,
-    options: { num_predict: 60 } });
-  if (json.done_reason === 'stop') assert.equal(typeof JSON.parse(json.response), 'object');
+    options: { num_predict: 200, temperature: 0 } });
+  assert.equal(json.done_reason, 'stop', json.response);
+  assert.equal(typeof JSON.parse(json.response), 'object');
 
   const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city',
     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
-  const followUp = await o.chat({ model: 'q', tools, stream: false, options: { num_predict: 4 }, messages: [
+  const history = [
     { role: 'user', content: 'Weather in Paris?' },
     { role: 'assistant', content: '', thinking: 'Look it up.', tool_calls: [{ function: { name: 'get_weather', arguments: { city: 'Paris' } } }] },
-    { role: 'tool', content: '18 C', tool_name: 'get_weather' }] });
+    { role: 'tool', content: '18 C', tool_name: 'get_weather' },
+    { role: 'user', content: 'And tomorrow?' }];
+  const followUp = await o.chat({ model: 'q', tools, stream: false, options: { num_predict: 4 }, messages: history });
   assert.equal(followUp.done, true);
+  // The same history reaches the model whole: an engine that answers with its prompt shows the
+  // call, its result and the question after it (the call read back as a call).
+  const echoed = await client(echo).chat({ model: 'q', tools, stream: false, think: false,
+    options: { num_predict: 2048, temperature: 0 }, messages: history });
+  const prompt = `${echoed.message.thinking ?? ''}${echoed.message.content}`;
+  assert.ok(prompt.includes(qwen3ToolResult('18 C')), prompt);
+  assert.ok(prompt.includes('And tomorrow?'), prompt);
+  assert.deepEqual(echoed.message.tool_calls.map((c) => [c.function.name, c.function.arguments]),
+    [['get_weather', { city: 'Paris' }]], JSON.stringify(echoed.message));
 });
 
 test('errors are {"error": ...} with a 4xx; the model store is not served (501)', { skip: missingShared }, async () => {

@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startServer, tinyModel, missingShared, mockPassageStart, metric, waitForMetric } from './serve_helpers.mjs';
+import { startServer, tinyModel, missingShared, assertPassageStart, metric, waitForMetric } from './serve_helpers.mjs';
 
 let server;
 let client;
@@ -26,7 +26,7 @@ test('non-streaming chat completion', { skip: missingShared }, async () => {
   assert.equal(r.object, 'chat.completion');
   assert.equal(r.choices.length, 1);
   assert.equal(r.choices[0].message.role, 'assistant');
-  assert.ok(mockPassageStart.startsWith(r.choices[0].message.content), r.choices[0].message.content);
+  assertPassageStart(r.choices[0].message.content, 12);
   assert.equal(r.choices[0].finish_reason, 'length');
   assert.equal(r.usage.completion_tokens, 12);
   assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + 12);
@@ -71,7 +71,7 @@ test('stop sequences end the text and are not returned', { skip: missingShared }
 test('text completion and model list', { skip: missingShared }, async () => {
   const r = await client.completions.create({ model, prompt: 'Once upon a time', temperature: 0, max_tokens: 6 });
   assert.equal(r.object, 'text_completion');
-  assert.ok(mockPassageStart.startsWith(r.choices[0].text));
+  assertPassageStart(r.choices[0].text, 6);
   assert.equal(r.usage.completion_tokens, 6);
   const models = [];
   for await (const m of client.models.list()) models.push(m);

@@ -6,10 +6,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Ajv from 'ajv';
-import { startServer, tinyModel, qwen3VocabModel, missingShared, mockPassageStart } from './serve_helpers.mjs';
+import { startServer, tinyModel, qwen3VocabModel, missingShared, assertPassageStart, echoServerArgs, qwen3ToolResult }
+  from './serve_helpers.mjs';
 
 let mock;
 let qwen3;
+let echo;
 const client = (server) => new OpenAI({ baseURL: `${server.baseURL}/v1`, apiKey: 'unused', maxRetries: 0 });
 const ajv = new Ajv();
 
@@ -17,12 +19,14 @@ before(async () => {
   if (missingShared) return;
   mock = await startServer(['--engine', 'mock', '--model', tinyModel, '--mock-token-delay-us', '1000']);
   qwen3 = await startServer(['--model', qwen3VocabModel, '-t', '2']);
+  echo = await startServer(echoServerArgs(qwen3VocabModel));
 });
 
 after(async () => {
   if (missingShared) return;
   assert.equal(await mock.stop(), 0);
   assert.equal(await qwen3.stop(), 0);
+  assert.equal(await echo.stop(), 0);
   for (const s of [mock, qwen3]) assert.doesNotMatch(s.log(), /^POST \S+ 5\d\d /m);
 });
 
@@ -36,7 +40,7 @@ test('a response, whole: output_text, status, usage', { skip: missingShared }, a
   assert.equal(r.instructions, 'Be terse.');
   assert.equal(r.output.length, 1);
   assert.equal(r.output[0].type, 'message');
-  assert.ok(mockPassageStart.startsWith(r.output_text), r.output_text);
+  assertPassageStart(r.output_text, 12);
   assert.equal(r.usage.output_tokens, 12);
   assert.equal(r.usage.total_tokens, r.usage.input_tokens + 12);
   assert.equal(typeof r.nanoserve.ttft_ms, 'number');
@@ -104,10 +108,20 @@ test('function calls: forced, streamed, and answered with function_call_output',
     assert.ok(ajv.validate(tool.parameters, JSON.parse(call.arguments)), call.arguments);
   }
 
-  const followUp = await c.responses.create({ model: 'q', tools, max_output_tokens: 4, input: [...input, calls[0],
-    { type: 'function_call_output', call_id: calls[0].call_id, output: '18 C, sunny' },
-    { role: 'user', content: 'And tomorrow?' }] });
+  const history = [...input, calls[0], { type: 'function_call_output', call_id: calls[0].call_id, output: '18 C, sunny' },
+    { role: 'user', content: 'And tomorrow?' }];
+  const followUp = await c.responses.create({ model: 'q', tools, max_output_tokens: 4, input: history });
   assert.equal(followUp.object, 'response');
+  // The same history reaches the model whole: an engine that answers with its prompt shows the
+  // call, its output and the question after it (the call read back as a call).
+  const echoed = await client(echo).responses.create({ model: 'q', tools, max_output_tokens: 2048, temperature: 0,
+    input: history });
+  const prompt = echoed.output.map((i) => (i.content ?? []).map((p) => p.text ?? '').join('')).join('');
+  assert.ok(prompt.includes(qwen3ToolResult('18 C, sunny')), prompt);
+  assert.ok(prompt.includes('And tomorrow?'), prompt);
+  const echoedCalls = echoed.output.filter((i) => i.type === 'function_call');
+  assert.deepEqual(echoedCalls.map((x) => [x.name, JSON.parse(x.arguments)]),
+    [['get_weather', JSON.parse(calls[0].arguments)]], JSON.stringify(echoed.output));
 });
 
 test('text.format json_schema holds the output to the schema', { skip: missingShared }, async () => {

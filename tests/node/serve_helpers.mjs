@@ -1,5 +1,6 @@
 // Starts `nanoserve serve` for the node tests: the binary is build/nanoserve (or
 // $NANOSERVE_BINARY); it listens on a free port, read from its "listening on" log line.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,19 @@ export const missingShared = !required && !existsSync(tinyModel) && `missing tes
 // The start of the mock engine's passage (src/engine/mock_engine.cpp): greedy text begins so.
 export const mockPassageStart =
   'The lighthouse keeper climbed the spiral stairs at dusk, counting all one hundred and twelve steps as he always did.';
+
+// A server whose mock engine answers each request with its own prompt (--mock-echo), as the model's
+// chat template rendered it: what reached the model, end to end through an API.
+export const echoServerArgs = (model) => ['--engine', 'mock', '--mock-echo', '--model', model];
+// How Qwen3's chat template renders a tool's result in the prompt.
+export const qwen3ToolResult = (content) => `<tool_response>\n${content}\n</tool_response>`;
+
+// Greedy text of `tokens` tokens from the mock engine: the passage's start, at least a character a
+// token (its first sentence is ASCII), so an empty or truncated answer fails.
+export function assertPassageStart(text, tokens) {
+  if (typeof text !== 'string' || text.length < tokens || !mockPassageStart.startsWith(text))
+    throw new assert.AssertionError({ message: `expected the mock passage's first ${tokens} tokens, got ${JSON.stringify(text)}` });
+}
 
 export async function startServer(args) {
   const child = spawn(binary, ['serve', '--host', '127.0.0.1', '--port', '0', ...args], {

@@ -15,10 +15,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string mock_args(const std::string& extra) {
-  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " --api-key k " + extra;
-}
-
 std::string exchange(int port, const std::string& request) {
   RawConnection c(port);
   c.send(request);
@@ -39,7 +35,7 @@ std::string post(const std::string& path, const std::string& body, const std::st
 const std::string kMessage = R"({"max_tokens":2,"messages":[{"role":"user","content":"hi"}]})";
 
 TEST(Cors, TheAllowedOriginMayCallEveryApi) {
-  ServerProcess server(mock_args("--cors-origin http://app.test"));
+  ServerProcess server(mock_server_args("--api-key k --cors-origin http://app.test"));
   for (const std::string path : {"/v1/chat/completions", "/v1/messages", "/v1/responses", "/api/chat"}) {
     const std::string answer = exchange(server.port(), preflight(path));
     EXPECT_TRUE(answer.starts_with("HTTP/1.1 204 ")) << answer;
@@ -62,7 +58,7 @@ TEST(Cors, TheAllowedOriginMayCallEveryApi) {
 }
 
 TEST(Cors, OffByDefault) {
-  ServerProcess server(mock_args(""));
+  ServerProcess server(mock_server_args("--api-key k"));
   const std::string answer = exchange(server.port(), preflight("/v1/messages"));
   EXPECT_FALSE(answer.starts_with("HTTP/1.1 204 ")) << answer;
   const std::string ok = exchange(server.port(), post("/v1/messages", kMessage, "k"));

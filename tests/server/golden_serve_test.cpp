@@ -109,8 +109,11 @@ TEST(GoldenServe, RunAndServeGiveTheSameTextForTheSameOptions) {
   EXPECT_EQ(run_text("-m " + model + " " + quoted + " -n 24 -t 2"), plain);
   EXPECT_EQ(run_text("-m " + model + " " + quoted + " -n 24 -t 2 --engine sequential"), plain);
 
+  // The stop string is in the plain text, so the stopped text is the plain text up to it.
+  const size_t stop_at = plain.find("_get");
+  ASSERT_NE(stop_at, std::string::npos) << plain;
   const std::string stopped = served({{"prompt", prompt}, {"max_tokens", 24}, {"stop", {"_get"}}});
-  EXPECT_EQ(stopped.find("_get"), std::string::npos) << stopped;
+  EXPECT_EQ(stopped, plain.substr(0, stop_at));
   EXPECT_EQ(run_text("-m " + model + " " + quoted + " -n 24 -t 2 --stop _get"), stopped);
 
   const std::string banned = served({{"prompt", prompt}, {"max_tokens", 24}, {"logit_bias", {{return_id, -100}}}});

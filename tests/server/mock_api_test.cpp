@@ -20,10 +20,6 @@ using nlohmann::json;
 
 const std::string kPassage = engine::kMockPassage;
 
-std::string mock_args(const std::string& extra = "") {
-  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " " + extra;
-}
-
 class MockApi : public testing::Test {
  protected:
   // One server for the suite, started by the first test; started in a test (not in
@@ -31,7 +27,7 @@ class MockApi : public testing::Test {
   // instead of leaving every test without a server.
   void SetUp() override {
     if (!server_)
-      server_ = std::make_unique<ServerProcess>(mock_args("--ctx 256 --max-tokens 1000 --max-body-bytes 65536"));
+      server_ = std::make_unique<ServerProcess>(mock_server_args("--ctx 256 --max-tokens 1000 --max-body-bytes 65536"));
   }
   static void TearDownTestSuite() {
     if (!server_) return;

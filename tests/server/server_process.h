@@ -10,6 +10,9 @@
 
 namespace nanoserve::test {
 
+// `serve` arguments for the mock engine over the tiny golden model's vocabulary, then `extra`.
+std::string mock_server_args(const std::string& extra = "");
+
 class ServerProcess {
  public:
   // `nanoserve serve --host 127.0.0.1 --port 0 ARGS` (ARGS may quote). Waits until it

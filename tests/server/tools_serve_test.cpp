@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-const json kTools = json::parse(R"([
+const json kServedTools = json::parse(R"([
   {"type":"function","function":{"name":"get_weather","description":"The weather in a city",
     "parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":12},"unit":{"enum":["c","f"]}},
     "required":["city","unit"]}}},
@@ -26,7 +26,7 @@ const json kTools = json::parse(R"([
 
 json chat(json tool_choice, json extra = json::object()) {
   json body = {{"messages", {{{"role", "user"}, {"content", "What is the weather in Paris?"}}}},
-               {"max_tokens", 200}, {"tools", kTools}, {"tool_choice", tool_choice}};
+               {"max_tokens", 200}, {"tools", kServedTools}, {"tool_choice", tool_choice}};
   for (const auto& [k, v] : extra.items()) body[k] = v;
   return body;
 }
@@ -100,6 +100,32 @@ TEST(ToolsServe, StreamedDeltasAddUpToTheSameCalls) {
     EXPECT_EQ(json::parse(calls[static_cast<int>(i)]["function"]["arguments"].get<std::string>()),
               json::parse(want[i]["function"]["arguments"].get<std::string>()));  // the same seed, the same call
   }
+}
+
+// A conversation's earlier call and its result reach the model: a mock engine that answers
+// with its own prompt (--mock-echo) shows them as Qwen3's template renders them.
+TEST(ToolsServe, HistoryWithCallsAndResultsReachesThePrompt) {
+  ServerProcess server("--engine mock --mock-echo --model " + shared_path("golden/models/qwen3vocab-qwen3-Q8_0.gguf"));
+  auto c = server.client();
+  json body = chat("auto", {{"reasoning_format", "none"}, {"temperature", 0}});
+  body["messages"].push_back({{"role", "assistant"}, {"content", nullptr},
+                              {"tool_calls", {{{"id", "call_1"}, {"type", "function"},
+                                               {"function", {{"name", "add"}, {"arguments", "{\"a\": 17, \"b\": 25}"}}}}}}});
+  body["messages"].push_back({{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "The sum is 42."}});
+  body["max_tokens"] = 2048;  // the echo ends after the prompt
+  const JsonResponse r = post_json(c, "/v1/chat/completions", body);
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["choices"][0]["finish_reason"], "tool_calls") << r.text;
+  const json& message = r.body["choices"][0]["message"];
+  const std::string prompt = message["content"].get<std::string>();
+  EXPECT_NE(prompt.find("<tool_response>\nThe sum is 42.\n</tool_response>"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("What is the weather in Paris?"), std::string::npos) << prompt;
+  // The earlier call was rendered as a call, which the echo gives back as one.
+  ASSERT_TRUE(message.contains("tool_calls")) << r.text;
+  const json& calls = message.at("tool_calls");
+  ASSERT_EQ(calls.size(), 1u) << r.text;
+  EXPECT_EQ(calls.at(0).at("function").at("name"), "add");
+  EXPECT_EQ(json::parse(calls.at(0).at("function").at("arguments").get<std::string>()), json({{"a", 17}, {"b", 25}}));
 }
 
 TEST(ToolsServe, HistoryWithCallsAndResultsRendersAndBadChoicesAre400) {

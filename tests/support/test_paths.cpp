@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/build_paths.h"
+
 namespace nanoserve::test {
 namespace {
 
@@ -23,10 +25,12 @@ bool env_is(const char* name, std::string_view value) {
 // The shared test data folder: $NANOSERVE_SHARED_DIR, else ../shared beside the repository.
 std::string shared_dir() {
   const char* dir = std::getenv("NANOSERVE_SHARED_DIR");
-  return dir && *dir ? dir : NANOSERVE_SHARED_DIR;
+  return dir && *dir ? dir : kBuildSharedDir;
 }
 
 }  // namespace
+
+bool every_test_must_run() { return env_is("CI", "true") || env_is("NANOSERVE_REQUIRE_SHARED", "1"); }
 
 std::string shared_path(const std::string& relative) {
   const std::filesystem::path p = std::filesystem::path(shared_dir()) / relative;
@@ -37,12 +41,15 @@ std::string shared_path(const std::string& relative) {
       "repository as ../shared, or where NANOSERVE_SHARED_DIR points";
   // ctest reports a test whose output has the marker as skipped (tests/CMakeLists.txt); CI
   // and `make check` need every test to run, so there the test fails.
-  const bool required = env_is("CI", "true") || env_is("NANOSERVE_REQUIRE_SHARED", "1");
-  if (!required) std::fprintf(stderr, "%s %s\n", kMissingSharedMarker, what.c_str());
+  if (!every_test_must_run()) std::fprintf(stderr, "%s %s\n", kMissingSharedMarker, what.c_str());
   throw std::runtime_error(what);
 }
 
-std::string nanoserve_binary() { return NANOSERVE_BINARY; }
+std::string source_path(const std::string& relative) {
+  return (std::filesystem::path(kBuildSourceDir) / relative).string();
+}
+
+std::string nanoserve_binary() { return kBuildBinary; }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -5,14 +5,20 @@
 
 namespace nanoserve::test {
 
-// What a test prints when its data in ../shared is missing: ctest then reports it skipped
-// (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt, which repeats this text).
+// What a test binary prints when a test did not run (its data in ../shared is missing, or it
+// was skipped): ctest then reports it skipped (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt,
+// which repeats this text).
 inline constexpr const char* kMissingSharedMarker = "NANOSERVE_TEST_SKIPPED:";
+
+// True under CI=true or NANOSERVE_REQUIRE_SHARED=1 (make check): a test that cannot run fails.
+bool every_test_must_run();
 
 // Absolute path of a file under the shared folder. When it is absent the test stops with an
 // exception naming the file and where the folder belongs: reported skipped by ctest, or failed
 // under CI=true or NANOSERVE_REQUIRE_SHARED=1 (make check).
 std::string shared_path(const std::string& relative);
+// Absolute path of a file of this repository (test fixtures), e.g. "tests/model/data/x.py".
+std::string source_path(const std::string& relative);
 // The nanoserve binary of this build.
 std::string nanoserve_binary();
 // Whole file as bytes; throws when unreadable.

@@ -57,7 +57,7 @@ constexpr const char* kGemma3Template = R"jinja({{ bos_token }}
 {%- endif -%}
 )jinja";
 
-std::string render(const char* messages, bool add_generation_prompt = true) {
+std::string render_gemma3(const char* messages, bool add_generation_prompt = true) {
   ChatTemplateInputs inputs;
   inputs.messages = Json::parse(messages);
   inputs.add_generation_prompt = add_generation_prompt;
@@ -65,17 +65,17 @@ std::string render(const char* messages, bool add_generation_prompt = true) {
 }
 
 TEST(Gemma3Template, RendersAsHuggingFaceDoes) {
-  EXPECT_EQ(render(R"([{"role": "user", "content": "Hello!"}])"),
+  EXPECT_EQ(render_gemma3(R"([{"role": "user", "content": "Hello!"}])"),
             "<bos><start_of_turn>user\nHello!<end_of_turn>\n<start_of_turn>model\n");
-  EXPECT_EQ(render(R"([{"role": "system", "content": "You are terse."}, {"role": "user", "content": "  Name a prime.  "},
+  EXPECT_EQ(render_gemma3(R"([{"role": "system", "content": "You are terse."}, {"role": "user", "content": "  Name a prime.  "},
                        {"role": "assistant", "content": "Seven.\n"}, {"role": "user", "content": "Another?"}])"),
             "<bos><start_of_turn>user\nYou are terse.\n\nName a prime.<end_of_turn>\n<start_of_turn>model\nSeven."
             "<end_of_turn>\n<start_of_turn>user\nAnother?<end_of_turn>\n<start_of_turn>model\n");
-  EXPECT_EQ(render(R"([{"role": "user", "content": [{"type": "text", "text": " Look: "}, {"type": "image"},
+  EXPECT_EQ(render_gemma3(R"([{"role": "user", "content": [{"type": "text", "text": " Look: "}, {"type": "image"},
                                                      {"type": "text", "text": "what is it?"}]}])",
                    false),
             "<bos><start_of_turn>user\nLook:<start_of_image>what is it?<end_of_turn>\n");
-  EXPECT_EQ(render(R"([{"role": "system", "content": [{"type": "text", "text": "Sys"}]}, {"role": "user", "content": "Hi"}])"),
+  EXPECT_EQ(render_gemma3(R"([{"role": "system", "content": [{"type": "text", "text": "Sys"}]}, {"role": "user", "content": "Hi"}])"),
             "<bos><start_of_turn>user\nSys\n\nHi<end_of_turn>\n<start_of_turn>model\n");
 }
 
@@ -83,7 +83,7 @@ TEST(Gemma3Template, RolesThatDoNotAlternateRaiseTheTemplatesMessage) {
   for (const char* messages : {R"([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])",
                                R"([{"role": "assistant", "content": "a"}])"}) {
     try {
-      render(messages);
+      render_gemma3(messages);
       ADD_FAILURE() << "rendered " << messages;
     } catch (const ChatTemplateError& e) {
       EXPECT_STREQ(e.what(), "Conversation roles must alternate user/assistant/user/assistant/...");

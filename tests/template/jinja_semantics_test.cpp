@@ -332,7 +332,7 @@ const std::vector<Case> kTestsAndUndefined = {
      "none"},
 };
 
-std::string render(const Case& c) {
+std::string render_case(const Case& c) {
   ChatTemplateInputs inputs;
   inputs.extra = nlohmann::ordered_json::parse(c.variables);
   return ChatTemplate(c.source, "<s>", "</s>").render(inputs);
@@ -341,7 +341,7 @@ std::string render(const Case& c) {
 void expect_like_jinja(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     std::string rendered;
-    ASSERT_NO_THROW(rendered = render(c)) << c.source;
+    ASSERT_NO_THROW(rendered = render_case(c)) << c.source;
     EXPECT_EQ(rendered, c.expected) << c.source << "\nwith " << c.variables;
   }
 }
