@@ -1,5 +1,7 @@
 #include "grammar/json_schema.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <optional>
 #include <set>

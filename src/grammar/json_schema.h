@@ -16,7 +16,7 @@
 // and indentation, numbers of bounded length, declared properties in their order.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,7 @@
 #include "server/api_error.h"
 
+#include <nlohmann/json.hpp>
+
 #include <utility>
 
 namespace nanoserve::server {

@@ -3,7 +3,7 @@
 // Request parsing throws ApiError; the routes turn it into the status and body.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <stdexcept>
 #include <string>

@@ -1,6 +1,7 @@
 #include "server/json_fields.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <unordered_map>

@@ -3,7 +3,7 @@
 // as absent, as in OpenAI's API. Fields the reader is not asked about are ignored.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,7 @@
 #include "server/sse.h"
 
+#include <nlohmann/json.hpp>
+
 #include <utility>
 
 #include "server/response_json.h"

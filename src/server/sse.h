@@ -3,7 +3,7 @@
 // each event too: an `event: <type>` line before its data, and no [DONE].
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <functional>
 #include <string>

@@ -1,6 +1,8 @@
 // Test helpers: whether a grammar matches a whole text, and a schema's grammar.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
 #include <string_view>
 

@@ -75,7 +75,7 @@ export async function metric(baseURL, name, apiKey) {
   return m ? Number(m[1]) : undefined;
 }
 
-export async function waitForMetric(baseURL, name, value, timeoutMs = 5000) {
+export async function waitForMetric(baseURL, name, value, timeoutMs = 60000) {
   const start = Date.now();
   while ((await metric(baseURL, name)) !== value) {
     if (Date.now() - start > timeoutMs) throw new Error(`${name} did not reach ${value}`);

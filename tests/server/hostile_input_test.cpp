@@ -18,6 +18,7 @@
 #include "http/raw_connection.h"
 #include "server/api_client.h"
 #include "server/server_process.h"
+#include "support/eventually.h"
 #include "support/test_paths.h"
 
 namespace nanoserve::test {
@@ -407,12 +408,11 @@ TEST_F(HostileInput, MassDisconnectsLeaveNothingBehind) {
   }
   ProcessUse after;
   std::string metrics;
-  for (int i = 0; i < 500; ++i) {
+  eventually([&] {
     after = process_use(server_->pid());
     metrics = get(c, "/metrics").text;
-    if (after.descriptors <= before.descriptors && metric_sample(metrics, "nanoserve_requests_running") == 0) break;
-    std::this_thread::sleep_for(10ms);
-  }
+    return after.descriptors <= before.descriptors && metric_sample(metrics, "nanoserve_requests_running") == 0;
+  });
   EXPECT_LE(after.descriptors, before.descriptors);
   EXPECT_EQ(after.threads, before.threads);
   EXPECT_EQ(metric_sample(metrics, "nanoserve_requests_running"), 0) << metrics;

@@ -11,6 +11,7 @@
 #include "engine/mock_engine.h"
 #include "server/api_client.h"
 #include "server/server_process.h"
+#include "support/eventually.h"
 #include "support/test_paths.h"
 
 namespace nanoserve::test {
@@ -262,16 +263,15 @@ TEST_F(MockApi, MetricsAfterRequests) {
   auto c = client();
   ASSERT_EQ(post_json(c, "/v1/chat/completions", chat()).status, 200);
   ASSERT_EQ(post_json(c, "/v1/chat/completions", chat({{"n", 99}})).status, 400);
-  // A response is counted once sent, just after the client has it: poll briefly.
+  // A response is counted once sent, just after the client has it.
   std::string text;
-  for (int i = 0; i < 500 && text.find("nanoserve_http_requests_total{code=\"400\"}") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(eventually([&] {
     auto res = c.Get("/metrics");
-    ASSERT_TRUE(res);
-    EXPECT_EQ(res->status, 200);
+    if (!res || res->status != 200) return false;
     EXPECT_EQ(res->get_header_value("Content-Type").rfind("text/plain; version=0.0.4", 0), 0u);
     text = res->body;
-  }
+    return text.find("nanoserve_http_requests_total{code=\"400\"}") != std::string::npos;
+  })) << text;
   for (const char* expected :
        {"nanoserve_http_requests_total{code=\"200\"} ", "nanoserve_http_requests_total{code=\"400\"} ",
         "# TYPE nanoserve_prompt_tokens_total counter", "# TYPE nanoserve_generation_tokens_total counter",

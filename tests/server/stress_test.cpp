@@ -21,6 +21,7 @@
 #include "server/api_client.h"
 #include "server/server_process.h"
 #include "support/run_nanoserve.h"
+#include "support/eventually.h"
 #include "support/test_paths.h"
 
 namespace nanoserve::test {
@@ -152,16 +153,14 @@ void stress(const std::string& engine, const std::string& args) {
     });
   for (std::thread& c : clients) c.join();
 
-  // Aborted streams are noticed within a connection check and a step: poll briefly.
+  // Aborted streams are noticed within a connection check and a step.
   auto c = server.client();
   std::string text;
-  for (int i = 0; i < 500; ++i) {
+  eventually([&] {
     text = get(c, "/metrics").text;
-    if (metric_sample(text, "nanoserve_requests_running") == 0 && metric_sample(text, "nanoserve_requests_waiting") == 0 &&
-        metric_sample(text, "nanoserve_kv_cache_used_blocks") == 0)
-      break;
-    std::this_thread::sleep_for(20ms);
-  }
+    return metric_sample(text, "nanoserve_requests_running") == 0 && metric_sample(text, "nanoserve_requests_waiting") == 0 &&
+           metric_sample(text, "nanoserve_kv_cache_used_blocks") == 0;
+  });
   std::cout << "stress[" << engine << "] " << duration.count() << " s, " << kClients << " clients: " << t.completed
             << " completed, " << t.aborted << " aborted, " << t.refused << " refused (too long), " << t.failures.size()
             << " failures, " << t.tokens << " tokens; server: "
