@@ -100,7 +100,7 @@ test-arm64: deps
 	./scripts/test-arm64.sh $(BUILD_ARM64) $(JOBS)
 
 $(NPM_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	$(PHASE) npm-ci npm ci --no-audit --no-fund
 	@touch $@
 
 # Node tests (real client conformance) run when there are any.

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config g++ clang libclang-rt-14-dev
+  ccache    # every build tree compiles through it (cmake/ccache-launcher.sh)
   libhwy-dev libpcre2-dev libcpp-httplib-dev libssl-dev ca-certificates nlohmann-json3-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox time
   chromium  # the browser of the chat page's and the lab pages' tests (tests/node/*_page*.test.mjs)

@@ -18,6 +18,7 @@
 #include "engine/engine_factory.h"
 #include "engine/stream_reading.h"
 #include "model/model.h"
+#include "model/sanitizer.h"
 
 namespace nanoserve::engine {
 namespace {
@@ -447,6 +448,8 @@ TEST(Speculative, ARequestMayOptOut) {
 // seeded runs at temperature 1, with a drafter that always proposes the likeliest second
 // token, against the model's own probabilities after the most frequent first token
 // (chi-square, p = 0.001). And each seed's tokens are those of plain decoding (the first 400).
+// Sanitizer builds, where the kernels run ~20 times slower, take a quarter of the runs: their
+// question is the memory the same code paths touch; the Release build keeps the full power.
 TEST(Speculative, SampledTokensFollowTheModelsDistribution) {
   const std::string path = pycoder("q8_0");
   const tokenizer::Tokenizer tok = tokenizer::Tokenizer::from_gguf(gguf::File::open(path).metadata());
@@ -476,8 +479,9 @@ TEST(Speculative, SampledTokensFollowTheModelsDistribution) {
   const auto likeliest = static_cast<int32_t>(std::max_element(second.begin(), second.end()) - second.begin());
   after.push_back(likeliest);
 
-  constexpr int kRuns = 2000;
-  constexpr size_t kSameAsPlain = 400;  // seeds also run without speculation, to compare token by token
+  constexpr int kRuns = nanoserve::test::kSanitized ? 512 : 2000;  // in groups of 8
+  constexpr size_t kSameAsPlain = kRuns / 40 * 8;  // seeds also run without speculation, compared token by token
+  static_assert(kRuns % 8 == 0 && kSameAsPlain % 8 == 0);
   std::vector<GenerationRequest> requests;
   for (int seed = 0; seed < kRuns; ++seed) {
     GenerationRequest r = request(prompt, 3);
@@ -507,7 +511,7 @@ TEST(Speculative, SampledTokensFollowTheModelsDistribution) {
       if (got[k].tokens.size() >= 2 && got[k].tokens[0] == t1) ++with_t1, ++counts[got[k].tokens[1]];
     }
   }
-  ASSERT_GE(with_t1, 150);
+  ASSERT_GE(with_t1, kRuns * 3 / 40);
   EXPECT_GT(engine.metrics().accepted_tokens, 0u);
 
   // Bins of tokens expected at least 5 times; the rest pooled.
