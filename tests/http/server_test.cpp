@@ -144,7 +144,7 @@ TEST_F(HttpServerTest, ARequestSentAsTheAnswerGoesOutIsServedWhenItsHandlerRetur
   const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(c.send(echo("next")));  // while /late's handler still runs
   EXPECT_EQ(body_of(c.read_response(10s)), "/echo next");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // ~0.3 s; the next sweep would be 20 s
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);  // not held until the next sweep, 20 s away
 }
 
 TEST_F(HttpServerTest, SlowClientsHoldNoThread) {
@@ -169,15 +169,14 @@ TEST_F(HttpServerTest, AWholeRequestHasADeadlineNotOnePerByte) {
   start(limits);
   RawConnection c(port_);
   ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\n"));
-  // A byte every 50 ms would keep a per-read timeout from ever firing.
-  const auto start = std::chrono::steady_clock::now();
+  // A byte every 50 ms would keep a per-read timeout from ever firing: the 408 comes while the
+  // bytes still trickle in (3 s of them), long after the 400 ms deadline.
   std::string response;
   for (int i = 0; i < 60 && response.empty(); ++i) {
     c.send("X");
     response = c.read_response(50ms);
   }
   EXPECT_EQ(status_of(response), 408) << response;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
   EXPECT_TRUE(c.closed_by_server(2s));
 }
 

@@ -163,7 +163,8 @@ TEST(TraceRoutesShutdown, AWatchedServerStillStops) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(server.stop(), 0);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // Not held until the watcher's read timeout (30 s) gives up.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   watcher.join();
 }
 
