@@ -7,6 +7,7 @@
 //
 // Needs ../shared/tokenizers/qwen2_5/tokenizer.json (or $NANOSERVE_SHARED_DIR/tokenizers/...).
 #include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -15,8 +15,11 @@ trap 'rm -rf "$scratch"' EXIT
 python3 - "$build" "$scratch" > "$scratch/commands" <<'PY'
 import json, re, shlex, sys
 build, scratch = sys.argv[1], sys.argv[2]
+import os
 for i, e in enumerate(json.load(open(build + "/compile_commands.json"))):
     out = re.search(r" -o (\S+)", e["command"]).group(1)
+    if not os.path.exists(os.path.join(e["directory"], out)):
+        continue  # a target this build did not make (make test builds no benchmark programs)
     fresh = f"{scratch}/{i}.o"
     cmd = e["command"].replace(f" -o {out} ", f" -o {fresh} ", 1)
     print(shlex.quote(e["directory"]), shlex.quote(out), shlex.quote(fresh), shlex.quote(cmd))

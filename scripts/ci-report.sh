@@ -41,5 +41,6 @@ if [ -f "$tests_list" ]; then
       *) awk -v run="$run" '/Test +#[0-9]+: / && / sec$/ {
            for (i = 1; i < NF; ++i) if ($i ~ /^#[0-9]+:$/) { printf "%s\t%s\t%s\n", $(NF - 1), run, $(i + 1); break } }' "$file" ;;
     esac
-  done | sort -t$'\t' -k1,1 -rn | head -n 10 | awk -F'\t' '{ printf "  %8.1f s  %-12s %s\n", $1, $2, $3 }'
+  done | sort -t$'\t' -k1,1 -rn | awk -F'\t' 'NR <= 10 { printf "  %8.1f s  %-12s %s\n", $1, $2, $3 }'
 fi
+exit 0  # a report: it never fails the run it describes
