@@ -1,7 +1,7 @@
 # Unity batches: a target's sources compiled a few at a time as one translation unit, so that
 # the heavy headers they share (gtest, nlohmann::json, CLI11, cpp-httplib) are parsed and
 # instantiated once per batch rather than once per file. Used where a measurement says it pays
-# (tests/CMakeLists.txt, the cli, bench and lab rooms; README, "Build and CI times"). A batch includes
+# (tests/CMakeLists.txt, NANOSERVE_BATCHED_ROOMS; README, "Build and CI times"). A batch includes
 # its files by their path relative to an include directory of the target (`base`), so its text
 # is the same in every clone and ccache hits across clones (CMake's own UNITY_BUILD writes
 # absolute paths). Files of one batch share a translation unit: names in their anonymous

@@ -5,7 +5,7 @@
 namespace nanoserve::server {
 namespace {
 
-constexpr std::string_view kOpen = "<think>", kClose = "</think>";
+constexpr std::string_view kThinkOpen = "<think>", kThinkClose = "</think>";
 
 }  // namespace
 
@@ -18,24 +18,24 @@ ReasoningSplit::Pieces ReasoningSplit::push(std::string_view text) {
         // Whitespace, then "<think>" or anything else.
         const size_t start = leading_spaces(held_);
         const std::string_view rest = std::string_view(held_).substr(start);
-        if (rest.starts_with(kOpen)) {
-          held_.erase(0, start + kOpen.size());
+        if (rest.starts_with(kThinkOpen)) {
+          held_.erase(0, start + kThinkOpen.size());
           state_ = State::Reasoning;
           continue;
         }
-        if (kOpen.starts_with(rest)) return out;  // perhaps the tag, cut: wait for more
+        if (kThinkOpen.starts_with(rest)) return out;  // perhaps the tag, cut: wait for more
         state_ = State::Content;
         continue;
       }
       case State::Reasoning: {
-        const size_t close = held_.find(kClose);
+        const size_t close = held_.find(kThinkClose);
         if (close != std::string::npos) {
           out.reasoning += held_.substr(0, close);
-          held_.erase(0, close + kClose.size());
+          held_.erase(0, close + kThinkClose.size());
           state_ = State::AfterReasoning;
           continue;
         }
-        const size_t keep = partial_tag_at_end(held_, kClose);
+        const size_t keep = partial_tag_at_end(held_, kThinkClose);
         out.reasoning += held_.substr(0, held_.size() - keep);
         held_.erase(0, held_.size() - keep);
         return out;

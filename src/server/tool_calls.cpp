@@ -16,7 +16,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr std::string_view kOpen = "<tool_call>", kClose = "</tool_call>", kPythonTag = "<|python_tag|>";
+constexpr std::string_view kCallOpen = "<tool_call>", kCallClose = "</tool_call>", kPythonTag = "<|python_tag|>";
 
 // A call written as JSON: {"name": ..., "arguments" (Llama 3: "parameters"): {...}}; arguments
 // given as a string of JSON are taken as that JSON.
@@ -32,7 +32,7 @@ std::optional<ToolCall> call_from_json(std::string_view text) {
 }  // namespace
 
 ToolSyntax tool_syntax_of(std::string_view source) {
-  if (source.find(kOpen) != std::string_view::npos) return ToolSyntax::Hermes;
+  if (source.find(kCallOpen) != std::string_view::npos) return ToolSyntax::Hermes;
   if (source.find(kPythonTag) != std::string_view::npos || source.find("\"parameters\": ") != std::string_view::npos)
     return ToolSyntax::Llama3;
   return ToolSyntax::Hermes;
@@ -79,28 +79,28 @@ ToolCallReader::Pieces ToolCallReader::push(std::string_view text) {
           held_.clear();
           return out;
         }
-        const size_t open = held_.find(kOpen);
+        const size_t open = held_.find(kCallOpen);
         if (open != std::string::npos) {
           release_content(out, std::string_view(held_).substr(0, open));
           spaces_.clear();
-          held_.erase(0, open + kOpen.size());
+          held_.erase(0, open + kCallOpen.size());
           state_ = State::InCall;
           continue;
         }
-        const size_t keep = partial_tag_at_end(held_, kOpen);
+        const size_t keep = partial_tag_at_end(held_, kCallOpen);
         release_content(out, std::string_view(held_).substr(0, held_.size() - keep));
         held_.erase(0, held_.size() - keep);
         return out;
       }
       case State::InCall: {
-        const size_t close = held_.find(kClose);
+        const size_t close = held_.find(kCallClose);
         if (close == std::string::npos) return out;
         const std::string body = held_.substr(0, close);
         if (std::optional<ToolCall> call = call_from_json(body))
           add_call(out, std::move(*call));
         else
-          release_content(out, std::string(kOpen) + body + std::string(kClose));
-        held_.erase(0, close + kClose.size());
+          release_content(out, std::string(kCallOpen) + body + std::string(kCallClose));
+        held_.erase(0, close + kCallClose.size());
         state_ = State::Content;
         continue;
       }
@@ -122,7 +122,7 @@ ToolCallReader::Pieces ToolCallReader::finish() {
       if (std::optional<ToolCall> call = call_from_json(held_))
         add_call(out, std::move(*call));
       else
-        release_content(out, std::string(kOpen) + held_);
+        release_content(out, std::string(kCallOpen) + held_);
       break;
     case State::WholeJson: {
       std::string_view body = held_;
