@@ -111,20 +111,23 @@ TEST(ApiParity, LeavingAnyApisStreamCancelsItsGeneration) {
       {"/api/chat", {{"model", "m"}, {"messages", kMessages}, {"options", {{"num_predict", 2000}}}}},
       {"/api/generate", {{"model", "m"}, {"prompt", "go"}, {"options", {{"num_predict", 2000}}}}},
   };
-  for (size_t i = 0; i < streams.size(); ++i) {
-    const auto& [path, body] = streams[i];
+  double cancelled = 0;
+  for (const auto& [path, body] : streams) {
     int pieces = 0;
     post_streaming(c, path, body, [&](const std::string&) { return ++pieces < 5; });
     EXPECT_EQ(pieces, 5) << path;
-    double cancelled = 0, running = 1;
+    // Each stream is one more cancellation, whatever became of the one before it.
+    const double before = cancelled;
+    double running = 1;
+    std::string metrics;
     for (const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-         std::chrono::steady_clock::now() < give_up && (cancelled < static_cast<double>(i + 1) || running != 0);) {
-      const std::string metrics = get(c, "/metrics").text;
+         std::chrono::steady_clock::now() < give_up && (cancelled < before + 1 || running != 0);) {
+      metrics = get(c, "/metrics").text;
       cancelled = metric_sample(metrics, "nanoserve_request_cancellations_total");
       running = metric_sample(metrics, "nanoserve_requests_running");
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    EXPECT_EQ(cancelled, static_cast<double>(i + 1)) << path;
+    EXPECT_EQ(cancelled, before + 1) << path << "\n" << metrics << "\n" << server.log();
     EXPECT_EQ(running, 0) << path;
   }
   EXPECT_EQ(server.stop(), 0) << server.log();
