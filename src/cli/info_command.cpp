@@ -87,7 +87,16 @@ void print_info(const std::string& path) {
   fmt::print("\n  Tokenizer\n");
   const gguf::Value* tokens = meta.find("tokenizer.ggml.tokens");
   const gguf::Value* merges = meta.find("tokenizer.ggml.merges");
-  fmt::print("    {:<24}{} (pre-tokenizer {})\n", "model", text("tokenizer.ggml.model"), text("tokenizer.ggml.pre"));
+  const std::string model = text("tokenizer.ggml.model");
+  if (model == "gpt2") {
+    fmt::print("    {:<24}gpt2: byte-level BPE (pre-tokenizer {})\n", "model", text("tokenizer.ggml.pre"));
+  } else if (model == "llama") {
+    const gguf::Value* prefix = meta.find("tokenizer.ggml.add_space_prefix");
+    fmt::print("    {:<24}llama: SentencePiece-style BPE (merges by score, byte fallback, space prefix {})\n", "model",
+               !prefix || prefix->as_bool() ? "yes" : "no");
+  } else {
+    fmt::print("    {:<24}{}: not supported (supported: gpt2, llama)\n", "model", model);
+  }
   fmt::print("    {:<24}{}\n", "tokens", tokens ? std::to_string(tokens->as_array().items.size()) : "-");
   fmt::print("    {:<24}{}\n", "merges", merges ? std::to_string(merges->as_array().items.size()) : "-");
   fmt::print("    {:<24}bos {}, eos {}, pad {}, add_bos {}\n", "special tokens", text("tokenizer.ggml.bos_token_id"),

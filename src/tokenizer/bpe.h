@@ -1,10 +1,15 @@
-// Byte-level BPE on one pre-split word: start from one token per byte, then repeatedly
-// apply the lowest-ranked merge (leftmost first among equal ranks), as Hugging Face's BPE
-// model does. A heap of candidate merges over a linked list of symbols keeps a long word
-// (10k spaces) at O(n log n).
+// BPE on one word: start from one token per byte (byte-level vocabularies) or per character
+// (SentencePiece-style ones: a character without a piece becomes its bytes' <0xNN> tokens, or
+// the unknown token), then repeatedly apply the lowest-ranked merge (leftmost first among
+// equal ranks), as Hugging Face's BPE model does. A SentencePiece vocabulary without merges
+// (GGUF: scores only) merges two symbols wherever they make a token, the highest-scoring token
+// first, as SentencePiece and llama.cpp do: the ranks are the tokens' scores, highest first,
+// equal scores sharing a rank. A heap of candidate merges over a linked list of symbols keeps a
+// long word (10k spaces) at O(n log n).
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,7 +43,7 @@ class BpeModel {
   // Throws std::runtime_error when a byte has no token or a merge's result is not a token.
   explicit BpeModel(const Vocab& vocab);
 
-  // Appends the token ids of `word` (raw bytes, non-empty) to `ids`.
+  // Appends the token ids of `word` (raw bytes, non-empty; SentencePiece: spaces as '▁') to `ids`.
   void encode_word(std::string_view word, BpeScratch& scratch, std::vector<int32_t>& ids) const;
 
  private:
@@ -73,8 +78,17 @@ class BpeModel {
   };
 
   void push_candidate(BpeScratch& scratch, int32_t pos, int32_t left, int32_t right) const;
+  void byte_level_symbols(std::string_view word, BpeScratch& scratch) const;
+  void character_symbols(std::string_view word, BpeScratch& scratch) const;
+  void add_merges(const Vocab& vocab, const std::unordered_map<std::string_view, int32_t>& ids);
+  void add_merges_from_scores(const Vocab& vocab, const std::unordered_map<std::string_view, int32_t>& ids);
 
+  VocabKind kind_;
+  // Byte-level: the token of each byte. SentencePiece: its <0xNN> token, or -1.
   std::array<int32_t, 256> byte_tokens_;
+  std::optional<int32_t> unknown_id_;
+  // SentencePiece: the tokens that are one character.
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> character_ids_;
   MergeTable merges_;
   bool ignore_merges_;
   // Raw bytes of every kNormal token; filled only when ignore_merges_.

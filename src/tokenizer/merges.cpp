@@ -18,7 +18,8 @@ std::vector<std::pair<int32_t, int32_t>> resolve_merges(const std::vector<Token>
   std::unordered_map<std::string_view, int32_t> normal_ids;
   normal_ids.reserve(tokens.size());
   for (size_t id = 0; id < tokens.size(); ++id)
-    if (tokens[id].type == TokenType::kNormal) normal_ids.emplace(tokens[id].piece, static_cast<int32_t>(id));
+    if (tokens[id].type == TokenType::kNormal || tokens[id].type == TokenType::kUserDefined)
+      normal_ids.emplace(tokens[id].piece, static_cast<int32_t>(id));
 
   std::vector<std::pair<int32_t, int32_t>> ids;
   ids.reserve(merges.size());

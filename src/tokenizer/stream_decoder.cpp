@@ -6,6 +6,10 @@ namespace nanoserve::tokenizer {
 
 std::string StreamDecoder::push(int32_t id) {
   pending_ += tokenizer_->token_piece(id);
+  if (at_start_ && !pending_.empty()) {
+    at_start_ = false;
+    if (tokenizer_->strips_leading_space() && pending_.front() == ' ') pending_.erase(0, 1);
+  }
   std::string complete;
   size_t pos = 0;
   while (pos < pending_.size()) {

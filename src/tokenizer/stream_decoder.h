@@ -1,6 +1,7 @@
 // Incremental detokenization for streaming: one token at a time in, valid UTF-8 out. A
 // token can end inside a multi-byte character (an emoji is often two or three tokens), so
-// the bytes of an unfinished character wait for the next token.
+// the bytes of an unfinished character wait for the next token. The text is decode()'s for
+// the tokens pushed so far: without its first space where the tokenizer strips it.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@ class StreamDecoder {
  private:
   const Tokenizer* tokenizer_;
   std::string pending_;  // the start of an unfinished character
+  bool at_start_ = true;  // no byte has come yet
 };
 
 }  // namespace nanoserve::tokenizer

@@ -6,6 +6,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/nfc.h"
 #include "tokenizer/pre_split.h"
+#include "tokenizer/space_mark.h"
 #include "tokenizer/vocab_gguf.h"
 #include "tokenizer/vocab_hf.h"
 
@@ -22,23 +23,31 @@ Vocab checked(Vocab vocab) {
   return vocab;
 }
 
-// Control and user-defined tokens are plain text. Other tokens are in byte-level form; one
-// that is not (no such token in the supported vocabularies) decodes to its own bytes, as
-// Hugging Face's ByteLevel decoder does.
-std::string bytes_of(const Token& token) {
+// Byte-level: control and user-defined tokens are plain text; other tokens are in byte-level
+// form, and one that is not decodes to its own bytes, as Hugging Face's ByteLevel decoder does.
+// SentencePiece: a byte token is its byte, control and unknown tokens their text, the others
+// their piece with '▁' as a space (Hugging Face's Replace and ByteFallback decoders).
+std::string bytes_of(const Vocab& vocab, const Token& token) {
+  if (vocab.kind == VocabKind::kSentencePiece) {
+    if (token.type == TokenType::kByte)
+      if (const auto byte = byte_token_value(token.piece)) return std::string(1, static_cast<char>(*byte));
+    if (token.type == TokenType::kControl || token.type == TokenType::kUnknown) return token.piece;
+    return unmark_spaces(token.piece);
+  }
   if (token.type == TokenType::kControl || token.type == TokenType::kUserDefined) return token.piece;
   return byte_level_decode(token.piece).value_or(token.piece);
 }
 
 }  // namespace
 
-Tokenizer::Tokenizer(Vocab vocab) : serial_(next_serial()), vocab_(checked(std::move(vocab))), bpe_(vocab_) {
+Tokenizer::Tokenizer(Vocab vocab)
+    : serial_(next_serial()), vocab_(checked(std::move(vocab))), bpe_(vocab_), space_mark_words_(vocab_) {
   token_bytes_.reserve(vocab_.tokens.size());
   ids_by_piece_.reserve(vocab_.tokens.size());
   for (size_t i = 0; i < vocab_.tokens.size(); ++i) {
     const Token& token = vocab_.tokens[i];
     const auto id = static_cast<int32_t>(i);
-    token_bytes_.push_back(bytes_of(token));
+    token_bytes_.push_back(bytes_of(vocab_, token));
     ids_by_piece_.emplace(token.piece, id);
     if (token.type == TokenType::kControl) control_and_user_defined_.add(token.piece, id);
     if (token.type == TokenType::kUserDefined) {
@@ -62,9 +71,19 @@ void Tokenizer::encode_text(std::string_view text, BpeScratch& scratch, std::vec
     text = normalized;
   }
   words.clear();
-  split_words(vocab_.pre_split, text, words);
+  if (vocab_.kind == VocabKind::kSentencePiece) {
+    if (text.empty()) return;
+    // Each run of text between added tokens gets its '▁' (llama.cpp's add_space_prefix after a
+    // special token; Hugging Face's Prepend normalizer, which sees those runs one by one).
+    normalized = mark_spaces(text, vocab_.add_space_prefix);
+    text = normalized;
+    space_mark_words_.split(text, words);
+  } else {
+    split_words(vocab_.pre_split, text, words);
+  }
+  const bool by_bytes = vocab_.kind == VocabKind::kByteLevel;
   for (const std::string_view word : words) {
-    if (word.size() == 1 || word.size() > WordCache::kMaxWordBytes) {
+    if ((by_bytes && word.size() == 1) || word.size() > WordCache::kMaxWordBytes) {
       bpe_.encode_word(word, scratch, ids);
     } else if (const auto cached = cache.find(word)) {
       ids.insert(ids.end(), cached->begin(), cached->end());
@@ -107,6 +126,7 @@ std::string Tokenizer::decode(std::span<const int32_t> ids) const {
     check_id(id);
     text += token_bytes_[static_cast<size_t>(id)];
   }
+  if (strips_leading_space() && text.starts_with(' ')) text.erase(0, 1);
   return text;
 }
 

@@ -1,9 +1,12 @@
-// A byte-level BPE tokenizer that gives the same ids as Hugging Face's tokenizers for the
-// Qwen2/Qwen2.5/Qwen3 and Llama 3 families.
+// A BPE tokenizer that gives the same ids as Hugging Face's tokenizers: byte-level for the
+// Qwen2/Qwen2.5/Qwen3 and Llama 3 families, SentencePiece-style for Llama 2, Mistral, Gemma and
+// Phi-3.
 //
 // encode(): added tokens are cut out of the raw text first (Hugging Face's
 // split_special_tokens=false); each piece between them is normalized (NFC where the
-// vocabulary says so), pre-split (pre_split.h) and BPE-encoded word by word (bpe.h).
+// vocabulary says so; SentencePiece: spaces as '▁', one more in front where the vocabulary
+// adds a space prefix), cut into words (pre_split.h; space_mark.h) and BPE-encoded word by
+// word (bpe.h).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "gguf/file.h"
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/space_mark.h"
 #include "tokenizer/vocab.h"
 #include "tokenizer/word_cache.h"
 
@@ -44,9 +48,13 @@ class Tokenizer {
   std::vector<int32_t> encode(std::string_view text, bool parse_special = true) const;
 
   // The bytes of the tokens, concatenated; control tokens render as their text (Hugging
-  // Face's decode with skip_special_tokens=false). Not necessarily valid UTF-8 (a token may
-  // hold part of a character): see StreamDecoder. Throws std::out_of_range on a bad id.
+  // Face's decode with skip_special_tokens=false), without the first space where the
+  // vocabulary adds a space prefix (strips_leading_space). Not necessarily valid UTF-8 (a
+  // token may hold part of a character): see StreamDecoder. Throws std::out_of_range on a bad id.
   std::string decode(std::span<const int32_t> ids) const;
+  // Whether decoded text loses its first space (Hugging Face's Strip decoder): the space that
+  // encoding put in front (Vocab::add_space_prefix).
+  bool strips_leading_space() const { return vocab_.kind == VocabKind::kSentencePiece && vocab_.add_space_prefix; }
   // The bytes one token decodes to. Throws std::out_of_range on a bad id.
   std::string_view token_piece(int32_t id) const;
 
@@ -71,6 +79,7 @@ class Tokenizer {
   uint64_t serial_;  // tells this tokenizer's word caches from another's
   Vocab vocab_;
   BpeModel bpe_;
+  SpaceMarkWords space_mark_words_;
   std::vector<std::string> token_bytes_;  // index = id
   std::unordered_map<std::string_view, int32_t> ids_by_piece_;
   AddedTokenMatcher control_and_user_defined_;

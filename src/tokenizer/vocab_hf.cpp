@@ -40,6 +40,83 @@ Normalization read_normalizer(const Json& normalizer) {
   fail("unsupported normalizer " + normalizer.dump() + " (supported: null, NFC)");
 }
 
+bool is_string_pattern(const Json& node, const char* key, std::string_view value) {
+  const Json& pattern = node.value(key, Json::object());
+  return pattern.is_object() && pattern.contains("String") && pattern["String"] == value;
+}
+
+// A byte-fallback vocabulary's normalizer: spaces as '▁' (Replace), after a '▁' put in front
+// (Prepend) where the model adds a space prefix (Llama 2, Mistral; Gemma does not).
+void read_sentencepiece_normalizer(const Json& normalizer, Vocab& vocab) {
+  const Json steps = type_of(normalizer) == "Sequence" ? normalizer.value("normalizers", Json::array())
+                                                       : Json::array({normalizer});
+  bool replaces = false;
+  for (const Json& step : steps) {
+    if (type_of(step) == "Prepend" && step.value("prepend", "") == kSpaceMark && !replaces) {
+      vocab.add_space_prefix = true;
+    } else if (type_of(step) == "Replace" && is_string_pattern(step, "pattern", " ") &&
+               step.value("content", "") == kSpaceMark) {
+      replaces = true;
+    } else {
+      fail("unsupported normalizer step " + step.dump() + " for a byte_fallback BPE (supported: Prepend '\u2581', "
+           "Replace ' ' by '\u2581')");
+    }
+  }
+  if (!replaces) fail("a byte_fallback BPE needs a normalizer that replaces ' ' by '\u2581': " + normalizer.dump());
+}
+
+// After the normalizer, no space is left for a Split on " " to cut at (Gemma's pre-tokenizer).
+void read_sentencepiece_pre_tokenizer(const Json& pre_tokenizer) {
+  if (pre_tokenizer.is_null()) return;
+  if (type_of(pre_tokenizer) == "Split" && is_string_pattern(pre_tokenizer, "pattern", " ") &&
+      !is_set(pre_tokenizer, "invert"))
+    return;
+  fail("unsupported pre_tokenizer " + pre_tokenizer.dump() + " for a byte_fallback BPE (supported: null, Split on ' ')");
+}
+
+// Replace '▁' by ' ', ByteFallback, Fuse, and Strip(' ', 1, 0) exactly where a prefix was added.
+void read_sentencepiece_decoder(const Json& decoder, const Vocab& vocab) {
+  const Json steps = decoder.value("decoders", Json::array());
+  bool strips = false;
+  size_t i = 0;
+  const bool sequence = type_of(decoder) == "Sequence" && steps.size() >= 3 && type_of(steps[0]) == "Replace" &&
+                        is_string_pattern(steps[0], "pattern", kSpaceMark) && steps[0].value("content", "") == " " &&
+                        type_of(steps[1]) == "ByteFallback" && type_of(steps[2]) == "Fuse";
+  if (sequence) {
+    for (i = 3; i < steps.size(); ++i) {
+      const Json& step = steps[i];
+      if (type_of(step) == "Strip" && step.value("content", "") == " " && step.value("start", 0) == 1 &&
+          step.value("stop", 0) == 0 && !strips)
+        strips = true;
+      else
+        break;
+    }
+  }
+  if (!sequence || i != steps.size())
+    fail("unsupported decoder " + decoder.dump() + " for a byte_fallback BPE (supported: Sequence of Replace "
+         "'\u2581' by ' ', ByteFallback, Fuse, and Strip(' ', 1, 0) with a Prepend normalizer)");
+  if (strips != vocab.add_space_prefix)
+    fail("the decoder " + std::string(strips ? "strips" : "does not strip") + " a leading space the normalizer " +
+         (vocab.add_space_prefix ? "puts in front" : "does not add"));
+}
+
+// GGUF's SentencePiece scores for a vocabulary that came with merges (vocab_to_gguf needs one a
+// token): a piece's score falls with its id, as the merges were learned; pieces of '▁' alone
+// score lowest, as in Llama 2's own file; other tokens 0. With them llama.cpp's score-ranked
+// merges give Hugging Face's ids.
+std::vector<float> sentencepiece_scores(const Vocab& vocab) {
+  std::vector<float> scores(vocab.tokens.size(), 0.0f);
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    const Token& token = vocab.tokens[id];
+    if (token.type != TokenType::kNormal) continue;
+    bool only_marks = !token.piece.empty();
+    for (size_t at = 0; at < token.piece.size() && only_marks; at += kSpaceMark.size())
+      only_marks = token.piece.substr(at, kSpaceMark.size()) == kSpaceMark;
+    scores[id] = only_marks ? -1e9f : -static_cast<float>(id);
+  }
+  return scores;
+}
+
 PreSplit read_pre_tokenizer(const Json& pre_tokenizer) {
   const bool is_sequence = type_of(pre_tokenizer) == "Sequence";
   const Json steps = is_sequence ? pre_tokenizer.value("pretokenizers", Json::array()) : Json::array();
@@ -87,11 +164,23 @@ void set_token(Vocab& vocab, std::vector<bool>& filled, int64_t id, std::string 
 
 void read_model(const Json& model, Vocab& vocab, std::vector<bool>& filled) {
   if (type_of(model) != "BPE") fail("unsupported model type '" + type_of(model) + "' (supported: BPE)");
-  if (is_set(model, "byte_fallback") || is_set(model, "continuing_subword_prefix") ||
-      is_set(model, "end_of_word_suffix") || is_set(model, "dropout"))
-    fail("unsupported BPE options (byte_fallback, continuing_subword_prefix, end_of_word_suffix or dropout)");
+  if (is_set(model, "continuing_subword_prefix") || is_set(model, "end_of_word_suffix") || is_set(model, "dropout"))
+    fail("unsupported BPE options (continuing_subword_prefix, end_of_word_suffix or dropout)");
+  // byte_fallback: characters without a piece become <0xNN> tokens, SentencePiece's way.
+  if (is_set(model, "byte_fallback")) vocab.kind = VocabKind::kSentencePiece;
   vocab.ignore_merges = model.value("ignore_merges", false);
-  for (const auto& [piece, id] : model.at("vocab").items()) set_token(vocab, filled, id.get<int64_t>(), piece, TokenType::kNormal);
+  const bool sentencepiece = vocab.kind == VocabKind::kSentencePiece;
+  for (const auto& [piece, id] : model.at("vocab").items()) {
+    TokenType type = TokenType::kNormal;
+    if (sentencepiece && byte_token_value(piece)) type = TokenType::kByte;
+    set_token(vocab, filled, id.get<int64_t>(), piece, type);
+  }
+  if (sentencepiece && model.contains("unk_token") && model["unk_token"].is_string()) {
+    const std::string unk = model["unk_token"].get<std::string>();
+    const auto it = model.at("vocab").find(unk);
+    if (it == model.at("vocab").end()) fail("unk_token '" + unk + "' is not in the vocabulary");
+    vocab.unknown_id = static_cast<int32_t>(it->get<int64_t>());
+  }
 }
 
 void read_added_tokens(const Json& added_tokens, Vocab& vocab, std::vector<bool>& filled) {
@@ -175,10 +264,17 @@ Vocab vocab_from_hf_json(std::string_view tokenizer_json, std::string_view token
     if (!filled[id]) vocab.tokens[id] = {padding_piece(id), TokenType::kUnused};
   vocab.merges = resolve_merges(vocab.tokens, read_merges(root.at("model").at("merges")));
 
-  vocab.normalization = read_normalizer(root.value("normalizer", Json()));
-  vocab.pre_split = read_pre_tokenizer(root.value("pre_tokenizer", Json()));
-  if (type_of(root.value("decoder", Json())) != "ByteLevel")
-    fail("unsupported decoder " + root.value("decoder", Json()).dump() + " (supported: ByteLevel)");
+  if (vocab.kind == VocabKind::kSentencePiece) {
+    read_sentencepiece_normalizer(root.value("normalizer", Json()), vocab);
+    read_sentencepiece_pre_tokenizer(root.value("pre_tokenizer", Json()));
+    read_sentencepiece_decoder(root.value("decoder", Json()), vocab);
+    vocab.scores = sentencepiece_scores(vocab);
+  } else {
+    vocab.normalization = read_normalizer(root.value("normalizer", Json()));
+    vocab.pre_split = read_pre_tokenizer(root.value("pre_tokenizer", Json()));
+    if (type_of(root.value("decoder", Json())) != "ByteLevel")
+      fail("unsupported decoder " + root.value("decoder", Json()).dump() + " (supported: ByteLevel)");
+  }
   read_post_processor(root.value("post_processor", Json()), vocab);
   if (!tokenizer_config_json.empty()) read_config(Json::parse(tokenizer_config_json), vocab);
   vocab.check_ids();

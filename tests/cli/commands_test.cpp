@@ -35,6 +35,16 @@ TEST(Cli, SynthThenInfoDescribesTheModel) {
   EXPECT_NE(info.out.find("count                   38"), std::string::npos) << info.out << info.err;
 }
 
+TEST(Cli, InfoNamesTheTokenizerKind) {
+  const CommandResult spm = run("info " + test::shared_path("golden/tokenizer/ggml-vocab-llama-spm.gguf"));
+  ASSERT_EQ(spm.status, 0) << spm.err;
+  EXPECT_NE(spm.out.find("llama: SentencePiece-style BPE (merges by score, byte fallback, space prefix yes)"),
+            std::string::npos) << spm.out;
+  const CommandResult bert = run("info " + test::shared_path("golden/tokenizer/ggml-vocab-bert-bge.gguf"));
+  ASSERT_EQ(bert.status, 0) << bert.err;
+  EXPECT_NE(bert.out.find("bert: not supported (supported: gpt2, llama)"), std::string::npos) << bert.out;
+}
+
 TEST(Cli, TokenizeJsonLinesMatchesGolden) {
   // The first golden lines of the qwen3 family, through the binary.
   std::ifstream golden(test::shared_path("golden/tokenizer/qwen3.jsonl"));

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -21,41 +22,68 @@ using test::CommandResult;
 
 CommandResult run_binary(const std::string& args) { return test::run_nanoserve(args); }
 
-TEST(LogitsCommand, EveryPositionMatchesLlamaCpp) {
-  // Sequence 1 of the golden file (7 tokens): all positions are stored in the .bin.
-  std::string golden = test::shared_path("golden/models/tiny-qwen3-Q8_0.json");
-  golden.resize(golden.size() - 5);  // without ".json"
+// `nanoserve logits --all` for sequence `seq` of a golden (GOLDEN.json / .bin, computed by
+// llama.cpp, in `model`), every stored position within `rel` of the logit range.
+void expect_logits_match(const std::string& golden, const std::string& model, int seq_index,
+                         const std::string& args, double rel) {
   const auto j = nlohmann::json::parse(test::read_file(golden + ".json"));
-  const auto& seq = j["sequences"][1];
+  const auto& seq = j["sequences"][seq_index];
   std::string ids;
   for (const auto& id : seq["input_ids"]) {
     if (!ids.empty()) ids += ',';
     ids += std::to_string(id.get<int>());
   }
-  const CommandResult o = run_binary("logits -m " + golden + ".gguf --ids " + ids + " --all -t 2");
+  const CommandResult o = run_binary("logits -m " + model + " --ids " + ids + " --all " + args);
   ASSERT_EQ(o.status, 0) << o.err;
   const auto result = nlohmann::json::parse(o.out);
-  ASSERT_EQ(result["n_vocab"], 1024);
-  ASSERT_EQ(result["logits"].size(), 7u);
+  const auto n_vocab = j["n_vocab"].get<size_t>();
+  ASSERT_EQ(result["n_vocab"], n_vocab);
+  ASSERT_EQ(result["logits"].size(), seq["input_ids"].size());
 
   const std::string bin = test::read_file(golden + ".bin");
   const int64_t offset = seq["bin_offset_floats"].get<int64_t>();
-  for (int p = 0; p < 7; ++p) {
-    const float* ref = reinterpret_cast<const float*>(bin.data()) + offset + p * 1024;
+  const auto& positions = seq["logit_positions"];
+  ASSERT_FALSE(positions.empty());
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const int p = positions[i].get<int>();
+    const float* ref = reinterpret_cast<const float*>(bin.data()) + offset + i * n_vocab;
     const auto& row = result["logits"][p];
-    ASSERT_EQ(row.size(), 1024u);
+    ASSERT_EQ(row.size(), n_vocab);
     float lo = ref[0], hi = ref[0], diff = 0;
-    for (int v = 0; v < 1024; ++v) {
+    for (size_t v = 0; v < n_vocab; ++v) {
       lo = std::min(lo, ref[v]);
       hi = std::max(hi, ref[v]);
       diff = std::max(diff, std::fabs(row[v].get<float>() - ref[v]));
     }
-    EXPECT_LE(diff / (hi - lo), 3e-2) << "position " << p;
+    EXPECT_LE(diff / (hi - lo), rel) << "position " << p << " (" << args << ")";
   }
+}
+
+TEST(LogitsCommand, EveryPositionMatchesLlamaCpp) {
+  // Sequence 1 of the golden file (7 tokens): all positions are stored in the .bin.
+  std::string golden = test::shared_path("golden/models/tiny-qwen3-Q8_0.json");
+  golden.resize(golden.size() - 5);  // without ".json"
+  expect_logits_match(golden, golden + ".gguf", 1, "-t 2", 3e-2);
   // Without --all: the last position only.
-  const CommandResult last = run_binary("logits -m " + golden + ".gguf --ids " + ids);
+  const CommandResult all = run_binary("logits -m " + golden + ".gguf --ids 5,9,300 --all");
+  const CommandResult last = run_binary("logits -m " + golden + ".gguf --ids 5,9,300");
   ASSERT_EQ(last.status, 0) << last.err;
-  EXPECT_EQ(nlohmann::json::parse(last.out)["logits"], nlohmann::json::array({result["logits"][6]}));
+  EXPECT_EQ(nlohmann::json::parse(last.out)["logits"], nlohmann::json::array({nlohmann::json::parse(all.out)["logits"][2]}));
+}
+
+// Phi-3's LongRoPE rotates by its short factors in a context up to the original one (4096) and
+// by its long factors past it, as llama.cpp picks them by its context size: the logits of one
+// file differ by the context asked for, and each is llama.cpp's at that context. (Phi-4-mini's
+// grouping, 3 query heads a KV head.)
+TEST(LogitsCommand, APhi3ModelsRopeFactorsFollowTheContextAsInLlamaCpp) {
+  const std::string golden = test::source_path("tests/model/data/golden/tiny-phi3g3-F16");
+  expect_logits_match(golden, golden + ".gguf", 2, "-c 2048 -t 1", 3e-3);
+  expect_logits_match(golden + ".ctx8192", golden + ".gguf", 2, "-c 8192 -t 1", 3e-3);
+  // The default is run's and serve's: the trained context, at most 4096 (short factors).
+  expect_logits_match(golden, golden + ".gguf", 2, "-t 1", 3e-3);
+  const CommandResult too_long = run_binary("logits -m " + golden + ".gguf --ids 1,2,3 -c 2");
+  EXPECT_EQ(too_long.status, 1);
+  EXPECT_NE(too_long.err.find("3 ids do not fit a context of 2 positions"), std::string::npos) << too_long.err;
 }
 
 TEST(RunCommand, StreamsGreedyTextThenTimings) {

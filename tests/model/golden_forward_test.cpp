@@ -30,7 +30,8 @@ struct Tolerance {
   double loose = 0.02;  // the share of positions with a golden margin >= 0.1 whose top-1 may differ
 };
 
-Tolerance tolerance_for(const std::string& name) {
+Tolerance tolerance_for(const GoldenModel& g) {
+  const std::string& name = g.name;
   // A Q8_0 KV cache (.kvq8): the golden README measured llama.cpp's own move from an F16 cache to
   // a Q8_0 one at max rel 9.6e-3 (F16 weights) and 2.1e-2 (Q8_0 weights); ours quantizes the
   // cache too, and its rounding moves the logits as far the other way: twice that move. Top-1
@@ -44,8 +45,8 @@ Tolerance tolerance_for(const std::string& name) {
   // where llama.cpp's margin is beyond such a flip.
   if (name.find("moe-") != std::string::npos)
     return name.ends_with("-F16") ? Tolerance{3e-3, 0.1, 1.0, 0.05} : Tolerance{1.5e-1, 0.3, 1.0, 0.05};
-  if (name.ends_with("-F16")) return {3e-3, 0.1, 0.3};
-  if (name.ends_with("-BF16")) return {1e-2, 0.1, 0.3};
+  if (g.model_name().ends_with("-F16")) return {3e-3, 0.1, 0.3};
+  if (g.model_name().ends_with("-BF16")) return {1e-2, 0.1, 0.3};
   return {3e-2, 0.3, 0.3};
 }
 
@@ -151,7 +152,7 @@ ModelRun run_model(const GoldenModel& g, const RunOptions& o) {
   // with learned ones has (llama.cpp ran GPT-2 at 2048 of its 1280, reaching position 1031).
   model.set_context(std::min<int64_t>(g.n_ctx, model.config().n_ctx_train));
   EXPECT_EQ(model.config().n_vocab, g.n_vocab);
-  const Tolerance tol = tolerance_for(g.name);
+  const Tolerance tol = tolerance_for(g);
   ModelRun out;
   for (const GoldenSequence& s : g.sequences) {
     if (s.input_ids.size() > o.max_prompt) continue;
@@ -168,7 +169,7 @@ std::string fmt_sci(double v) {
 }
 
 void expect_within_tolerance(const GoldenModel& g, const Report& r, const std::string& variant) {
-  const Tolerance tol = tolerance_for(g.name);
+  const Tolerance tol = tolerance_for(g);
   std::string steps;
   for (int n : r.greedy_steps) {
     if (!steps.empty()) steps += ',';

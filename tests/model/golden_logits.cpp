@@ -23,18 +23,36 @@ std::vector<std::string> golden_logit_models() {
   }
   for (const char* m : {"tiny-qwen3-F16.kvq8", "tiny-qwen3-Q8_0.kvq8", "tiny-llama-F16.kvq8", "tiny-llama-Q8_0.kvq8"})
     names.push_back(m);
+  // Phi-4-mini's grouping (3 query heads a KV head), at a context within LongRoPE's original
+  // one (short factors) and past it (long factors).
+  names.push_back("repo/tiny-phi3g3-F16");
+  names.push_back("repo/tiny-phi3g3-F16.ctx8192");
   return names;
 }
 
-std::string GoldenModel::gguf_path() const {
-  const std::string model = kv_q8() ? name.substr(0, name.size() - std::string(".kvq8").size()) : name;
-  return shared_path("golden/models/" + model + ".gguf");
+namespace {
+
+// A golden's files: ../shared/golden/models/NAME, or the repository's tests/model/data/golden/
+// for names under repo/.
+std::string golden_path(const std::string& name) {
+  const std::string repo = "repo/";
+  if (name.starts_with(repo)) return source_path("tests/model/data/golden/" + name.substr(repo.size()));
+  return shared_path("golden/models/" + name);
 }
+
+}  // namespace
+
+std::string GoldenModel::model_name() const {
+  const size_t dot = name.find('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+std::string GoldenModel::gguf_path() const { return golden_path(model_name() + ".gguf"); }
 
 GoldenModel load_golden(const std::string& name) {
   GoldenModel g;
   g.name = name;
-  const auto j = nlohmann::json::parse(read_file(shared_path("golden/models/" + name + ".json")));
+  const auto j = nlohmann::json::parse(read_file(golden_path(name + ".json")));
   g.n_vocab = j.at("n_vocab").get<int64_t>();
   g.n_ctx = j.at("n_ctx").get<int64_t>();
   for (const auto& s : j.at("sequences")) {
@@ -50,7 +68,7 @@ GoldenModel load_golden(const std::string& name) {
     s.at("greedy_top1_top2_margin").get_to(seq.greedy_margin);
     g.sequences.push_back(std::move(seq));
   }
-  const std::string bytes = read_file(shared_path("golden/models/" + name + ".bin"));
+  const std::string bytes = read_file(golden_path(name + ".bin"));
   if (bytes.size() % sizeof(float)) throw std::runtime_error(name + ".bin is not a whole number of floats");
   g.bin.resize(bytes.size() / sizeof(float));
   std::memcpy(g.bin.data(), bytes.data(), bytes.size());

@@ -21,11 +21,14 @@ struct GoldenSequence {
 };
 
 struct GoldenModel {
-  std::string name;  // "tiny-qwen3-Q4_K_M", "archs/tiny-phi3-F16", "tiny-qwen3-Q8_0.kvq8"
+  // "tiny-qwen3-Q4_K_M", "archs/tiny-phi3-F16", "tiny-qwen3-Q8_0.kvq8" (a Q8_0 cache),
+  // "repo/tiny-phi3g3-F16.ctx8192" (another context size); after a dot: how llama.cpp ran it.
+  std::string name;
   int64_t n_vocab = 0;
   int64_t n_ctx = 0;  // llama.cpp's context size (Phi-3's rope factors depend on it)
   std::vector<GoldenSequence> sequences;
   std::vector<float> bin;
+  std::string model_name() const;  // the name without what follows a dot: the GGUF's
   std::string gguf_path() const;
   // The KV cache llama.cpp computed with: Q8_0 for the .kvq8 references (of the model without
   // the suffix), else F16.

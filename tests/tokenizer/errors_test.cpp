@@ -53,8 +53,17 @@ TEST(Errors, SmallVocabWorks) {
 
 TEST(Errors, GgufModelAndPre) {
   auto entries = small_entries();
+  set_entry(entries, "tokenizer.ggml.model", gguf::Value::string("bert"));
+  expect_gguf_error(entries, "tokenizer.ggml.model is 'bert'; supported: 'gpt2' (byte-level BPE) and 'llama'");
+  set_entry(entries, "tokenizer.ggml.model", gguf::Value::string("t5"));
+  expect_gguf_error(entries, "tokenizer.ggml.model is 't5'");
+
+  // A SentencePiece-style vocabulary ranks its merges by its scores: one per token.
+  entries = small_entries();
   set_entry(entries, "tokenizer.ggml.model", gguf::Value::string("llama"));
-  expect_gguf_error(entries, "only 'gpt2'");
+  expect_gguf_error(entries, "tokenizer.ggml.scores is missing");
+  set_entry(entries, "tokenizer.ggml.scores", gguf::Value::f32s({0.0f, -1.0f}));
+  expect_gguf_error(entries, "tokenizer.ggml.scores has 2 entries but tokenizer.ggml.tokens has 259");
 
   entries = small_entries();
   set_entry(entries, "tokenizer.ggml.pre", gguf::Value::string("falcon"));

