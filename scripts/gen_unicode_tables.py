@@ -8,6 +8,8 @@ Outputs (committed; the build never runs Python):
                         \\p{L} (general category L*), \\p{N} (N*), and Oniguruma's \\s
                         (U+0009..U+000D, U+0085 and general categories Zs, Zl, Zp, which is
                         exactly the Unicode White_Space property).
+  letter_case_table.inc ranges of the letter and mark categories the o200k regex (gpt-oss,
+                        GPT-4o, Phi-4-mini) tells apart: Lu and Lt, Ll, Lm and Lo, and M*.
   nfc_tables.inc        what NFC needs: canonical combining classes, one-level canonical
                         decompositions, primary compositions, and the quick-check set.
 
@@ -91,6 +93,29 @@ def write_char_class_table(path):
         out.write("};\n")
 
 
+def letter_case(cp):
+    category = unicodedata.category(chr(cp))
+    if category in ("Lu", "Lt"):
+        return "kUpper"
+    if category == "Ll":
+        return "kLower"
+    if category in ("Lm", "Lo"):
+        return "kOtherLetter"
+    if category[0] == "M":
+        return "kMark"
+    return None
+
+
+def write_letter_case_table(path):
+    ranges = to_ranges((cp, c) for cp in code_points() if (c := letter_case(cp)) is not None)
+    with open(path, "w", encoding="ascii") as out:
+        out.write(header("Lu/Lt, Ll, Lm/Lo and M ranges"))
+        out.write("inline constexpr LetterCaseRange kLetterCaseRanges[] = {\n")
+        for first, last, c in ranges:
+            out.write(f"    {{0x{first:04X}, 0x{last:04X}, LetterCase::{c}}},\n")
+        out.write("};\n")
+
+
 def write_nfc_tables(path):
     combining = [(cp, ccc) for cp in code_points() if (ccc := unicodedata.combining(chr(cp))) != 0]
     decompositions = [(cp, d) for cp in code_points() if (d := canonical_decomposition(cp))]
@@ -148,6 +173,7 @@ def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "src", "tokenizer")
     write_char_class_table(os.path.join(out_dir, "char_class_table.inc"))
+    write_letter_case_table(os.path.join(out_dir, "letter_case_table.inc"))
     write_nfc_tables(os.path.join(out_dir, "nfc_tables.inc"))
 
 

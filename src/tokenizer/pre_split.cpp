@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "tokenizer/o200k_split.h"
 #include "tokenizer/unicode.h"
 #include "utf8/utf8.h"
 
@@ -95,6 +96,7 @@ size_t gpt2_match_length(std::string_view text, size_t start) {
 // so matches are contiguous and the pre-split never leaves a gap.
 size_t match_length(PreSplit kind, std::string_view text, size_t start) {
   if (kind == PreSplit::kGpt2) return gpt2_match_length(text, start);
+  if (kind == PreSplit::kO200k) return o200k_match_length(text, start);
   const size_t size = text.size();
   const CharAt first = char_at(text, start);
   const size_t next = start + first.length;
@@ -150,6 +152,7 @@ std::string_view hf_regex(PreSplit kind) {
   switch (kind) {
     case PreSplit::kLlama3: return kLlama3Regex;
     case PreSplit::kGpt2: return kGpt2Regex;
+    case PreSplit::kO200k: return kO200kRegex;
     default: return kQwen2Regex;
   }
 }
@@ -158,10 +161,11 @@ PreSplit pre_split_from_hf_regex(std::string_view regex) {
   if (regex == kQwen2Regex) return PreSplit::kQwen2;
   if (regex == kLlama3Regex) return PreSplit::kLlama3;
   if (regex == kGpt2Regex) return PreSplit::kGpt2;
+  if (regex == kO200kRegex) return PreSplit::kO200k;
   throw std::runtime_error("unsupported pre-tokenizer regex '" + std::string(regex) +
                            "': supported are the Qwen2 pattern '" + std::string(kQwen2Regex) +
-                           "', the Llama 3 pattern '" + std::string(kLlama3Regex) + "' and GPT-2's '" +
-                           std::string(kGpt2Regex) + "'");
+                           "', the Llama 3 pattern '" + std::string(kLlama3Regex) + "', GPT-2's '" +
+                           std::string(kGpt2Regex) + "' and o200k's '" + std::string(kO200kRegex) + "'");
 }
 
 PreSplit pre_split_from_gguf_name(std::string_view name) {
@@ -169,15 +173,18 @@ PreSplit pre_split_from_gguf_name(std::string_view name) {
   if (name == "llama-bpe" || name == "llama3" || name == "llama-v3") return PreSplit::kLlama3;
   // "gpt-2" is what llama.cpp's converter writes for GPT-2 itself (and "phi-2" for Phi-2's copy of it).
   if (name == "default" || name == "gpt2" || name == "gpt-2" || name == "phi-2") return PreSplit::kGpt2;
+  if (name == "gpt-4o" || name == "llama4") return PreSplit::kO200k;
   throw std::runtime_error("unsupported tokenizer.ggml.pre '" + std::string(name) +
                            "': supported are qwen2, deepseek-r1-qwen (Qwen2 regex), llama-bpe, llama3, "
-                           "llama-v3 (Llama 3 regex) and default, gpt2, gpt-2, phi-2 (GPT-2 regex)");
+                           "llama-v3 (Llama 3 regex), default, gpt2, gpt-2, phi-2 (GPT-2 regex) and gpt-4o, "
+                           "llama4 (o200k regex)");
 }
 
 std::string_view gguf_pre_name(PreSplit kind) {
   switch (kind) {
     case PreSplit::kLlama3: return "llama-bpe";
     case PreSplit::kGpt2: return "default";
+    case PreSplit::kO200k: return "gpt-4o";
     default: return "qwen2";
   }
 }

@@ -13,6 +13,14 @@ struct CharClassRange {
 
 #include "tokenizer/char_class_table.inc"
 
+struct LetterCaseRange {
+  char32_t first;
+  char32_t last;
+  LetterCase letter_case;
+};
+
+#include "tokenizer/letter_case_table.inc"
+
 constexpr std::array<CharClass, 128> make_ascii_classes() {
   std::array<CharClass, 128> classes{};
   for (const CharClassRange& range : kCharClassRanges)
@@ -30,6 +38,19 @@ CharClass detail::non_ascii_char_class(char32_t code_point) {
   if (it == std::begin(kCharClassRanges)) return CharClass::kOther;
   --it;
   return code_point <= it->last ? it->char_class : CharClass::kOther;
+}
+
+LetterCase letter_case(char32_t code_point) {
+  if (code_point < 128) {
+    if (code_point >= 'A' && code_point <= 'Z') return LetterCase::kUpper;
+    if (code_point >= 'a' && code_point <= 'z') return LetterCase::kLower;
+    return LetterCase::kNone;
+  }
+  const auto* it = std::upper_bound(std::begin(kLetterCaseRanges), std::end(kLetterCaseRanges), code_point,
+                                    [](char32_t cp, const LetterCaseRange& r) { return cp < r.first; });
+  if (it == std::begin(kLetterCaseRanges)) return LetterCase::kNone;
+  --it;
+  return code_point <= it->last ? it->letter_case : LetterCase::kNone;
 }
 
 std::string_view unicode_version() { return kUnicodeVersion; }

@@ -20,6 +20,16 @@ CharClass non_ascii_char_class(char32_t code_point);
 inline CharClass char_class(char32_t code_point) {
   return code_point < 128 ? detail::kAsciiCharClasses[code_point] : detail::non_ascii_char_class(code_point);
 }
+// The letter and mark categories the o200k regex tells apart; kNone for everything else.
+enum class LetterCase : uint8_t {
+  kNone,
+  kUpper,        // Lu, Lt
+  kLower,        // Ll
+  kOtherLetter,  // Lm, Lo (in both of o200k's letter sets)
+  kMark,         // Mn, Mc, Me (in both too; not \p{L})
+};
+LetterCase letter_case(char32_t code_point);
+
 std::string_view unicode_version();
 
 }  // namespace nanoserve::tokenizer

@@ -62,7 +62,8 @@ void read_byte_level(const gguf::Metadata& metadata, Vocab& vocab) {
     throw std::runtime_error(std::string(kPreKey) + " is missing; it names the pre-split regex (e.g. qwen2)");
   vocab.pre_split = pre_split_from_gguf_name(metadata.get_string(kPreKey));
   vocab.normalization = vocab.pre_split == PreSplit::kQwen2 ? Normalization::kNfc : Normalization::kNone;
-  vocab.ignore_merges = vocab.pre_split == PreSplit::kLlama3;
+  // As the tokenizer.json files of these families say (Llama 3, gpt-oss).
+  vocab.ignore_merges = vocab.pre_split == PreSplit::kLlama3 || vocab.pre_split == PreSplit::kO200k;
   std::vector<MergePieces> merges;
   for (const std::string& merge : metadata.get_strings(kMergesKey)) merges.push_back(split_merge_string(merge));
   vocab.merges = resolve_merges(vocab.tokens, merges);

@@ -124,8 +124,13 @@ PreSplit read_pre_tokenizer(const Json& pre_tokenizer) {
     fail("unsupported pre_tokenizer " + pre_tokenizer.dump() + " (supported: Sequence of Split and ByteLevel)");
   const Json& split = steps[0];
   const Json& byte_level = steps[1];
-  if (split.value("behavior", "") != "Isolated" || is_set(split, "invert"))
-    fail("the Split pre-tokenizer must have behavior Isolated and invert false: " + split.dump());
+  // Removed with invert keeps the matches and drops the text between them: none, as every
+  // supported regex matches every character (GPT-4o's tokenizer.json says it so).
+  const bool isolated = split.value("behavior", "") == "Isolated" && !is_set(split, "invert");
+  const bool kept_matches = split.value("behavior", "") == "Removed" && split.value("invert", false) == true;
+  if (!isolated && !kept_matches)
+    fail("the Split pre-tokenizer must have behavior Isolated (invert false) or Removed (invert true): " +
+         split.dump());
   if (is_set(byte_level, "add_prefix_space") || is_set(byte_level, "use_regex"))
     fail("the ByteLevel pre-tokenizer must have add_prefix_space and use_regex false: " + byte_level.dump());
   const Json& pattern = split.value("pattern", Json::object());

@@ -13,7 +13,7 @@
 namespace nanoserve::tokenizer {
 namespace {
 
-const PreSplit kKinds[] = {PreSplit::kQwen2, PreSplit::kLlama3, PreSplit::kGpt2};
+const PreSplit kKinds[] = {PreSplit::kQwen2, PreSplit::kLlama3, PreSplit::kGpt2, PreSplit::kO200k};
 
 std::vector<std::string_view> hand_split(PreSplit kind, std::string_view text) {
   std::vector<std::string_view> words;
@@ -47,7 +47,10 @@ const char32_t kInterestingCharacters[] = {
     'a', 'Z', 's', 'S', 't', 'r', 'e', 'v', 'm', 'l', 'L', 'd', 'D', 'E', '0', '7', ' ', ' ', ' ', '\t', '\n', '\r',
     '\v', '\f', '\'', '\'', '"', '.', ',', '!', '-', '_', '(', '{', 0x00, 0x1F, 0x7F, 0xA0, 0x85, 0x2028, 0x2029,
     0x3000, 0x1680, 0x202F, 0xFEFF, 0x180E, 0x17F, 0xE9, 0x301, 0x5E5, 0x627, 0x665, 0xBD, 0x2167, 0x4E2D, 0x3042,
-    0xAC00, 0x1100, 0x1F600, 0x1F3FD, 0x200D, 0x10FFFF, 0xFFFF, 0x1D7D8, 0x10330};
+    0xAC00, 0x1100, 0x1F600, 0x1F3FD, 0x200D, 0x10FFFF, 0xFFFF, 0x1D7D8, 0x10330,
+    // o200k's classes: uppercase and title case beyond ASCII, modifier letters, spacing and
+    // enclosing marks, Devanagari and Thai letters with their vowel signs, '/'.
+    0xC9, 0x391, 0x3B1, 0x1C5, 0x2B0, 0x915, 0x93F, 0x903, 0x20DD, 0xE01, 0xE31, 0xE48, '/'};
 
 std::string random_text(std::mt19937& rng) {
   std::uniform_int_distribution<int> length(0, 24), coin(0, 3);
@@ -72,6 +75,9 @@ TEST(PreSplit, SplitsLikeTheRegexOnRandomUnicode) {
 
 TEST(PreSplit, KnownSplits) {
   using Words = std::vector<std::string_view>;
+  // o200k: a word ends where lowercase turns to uppercase; contractions stay on their word.
+  EXPECT_EQ(hand_split(PreSplit::kO200k, "HelloWorld HELLOworld"), (Words{"Hello", "World", " HELLOworld"}));
+  EXPECT_EQ(hand_split(PreSplit::kO200k, "I'm x=12345/\n"), (Words{"I'm", " x", "=", "123", "45", "/\n"}));
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "Hello world"), (Words{"Hello", " world"}));
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "I'll  go\n\n  now"), (Words{"I", "'ll", " ", " go", "\n\n", " ", " now"}));
   EXPECT_EQ(hand_split(PreSplit::kQwen2, "x = 12345;"), (Words{"x", " =", " ", "1", "2", "3", "4", "5", ";"}));
@@ -106,7 +112,10 @@ TEST(PreSplit, NamesAndPatterns) {
   EXPECT_EQ(gguf_pre_name(PreSplit::kLlama3), "llama-bpe");
   EXPECT_EQ(pre_split_from_gguf_name("default"), PreSplit::kGpt2);
   EXPECT_EQ(pre_split_from_gguf_name("gpt-2"), PreSplit::kGpt2);  // GPT-2's own files (llama.cpp's converter)
-  EXPECT_THROW(pre_split_from_gguf_name("gpt-4o"), std::runtime_error);  // another regex: said, not guessed
+  EXPECT_EQ(pre_split_from_gguf_name("gpt-4o"), PreSplit::kO200k);  // gpt-oss, Phi-4-mini
+  EXPECT_EQ(pre_split_from_gguf_name("llama4"), PreSplit::kO200k);
+  EXPECT_EQ(gguf_pre_name(PreSplit::kO200k), "gpt-4o");
+  EXPECT_THROW(pre_split_from_gguf_name("deepseek-llm"), std::runtime_error);  // another regex: said, not guessed
   EXPECT_EQ(gguf_pre_name(PreSplit::kGpt2), "default");
   for (const PreSplit kind : kKinds) EXPECT_EQ(pre_split_from_hf_regex(hf_regex(kind)), kind);
 }

@@ -1,7 +1,9 @@
-// SentencePiece-style tokenizer.json files (BPE with byte_fallback: Gemma 3, Mistral 7B) give
-// Hugging Face's ids and decodes on every golden line (tests/tokenizer/data, made by
-// scripts/make-tokenizer-goldens.mjs with Hugging Face's own tokenizers), and so do the GGUF
-// vocabularies written from them, whose merges come from scores as llama.cpp's do.
+// The tokenizer.json files of the families whose goldens this repository made (tests/tokenizer/data,
+// by scripts/make-tokenizer-goldens.mjs with Hugging Face's own tokenizers) give Hugging Face's
+// ids and decodes on every golden line: the SentencePiece-style Gemma 3 and Mistral 7B (BPE with
+// byte_fallback) and the o200k ones of gpt-oss and GPT-4o (byte-level, split at case changes).
+// So do the GGUF vocabularies written from them (SentencePiece: merges from scores, as
+// llama.cpp's; o200k: tokenizer.ggml.pre "gpt-4o").
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -32,29 +34,38 @@ void expect_golden(const Tokenizer& tok, const std::string& family, const std::s
   EXPECT_GE(lines.size(), 370u);
 }
 
-class SentencePieceFamily : public ::testing::TestWithParam<std::string> {};
+bool is_sentencepiece(const std::string& family) { return family == "gemma3" || family == "mistral"; }
 
-TEST_P(SentencePieceFamily, TokenizerJsonGivesHuggingFacesIds) {
+class Family : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Family, TokenizerJsonGivesHuggingFacesIds) {
   const Tokenizer& tok = test::npm_tokenizer(GetParam());
-  EXPECT_EQ(tok.vocab().kind, VocabKind::kSentencePiece);
+  EXPECT_EQ(tok.vocab().kind, is_sentencepiece(GetParam()) ? VocabKind::kSentencePiece : VocabKind::kByteLevel);
+  if (!is_sentencepiece(GetParam())) {
+    EXPECT_EQ(tok.vocab().pre_split, PreSplit::kO200k);
+  }
   expect_golden(tok, GetParam(), "tokenizer.json");
 }
 
-TEST_P(SentencePieceFamily, GgufVocabularyWrittenFromItGivesTheSameIds) {
+TEST_P(Family, GgufVocabularyWrittenFromItGivesTheSameIds) {
   const Vocab written = test::npm_tokenizer(GetParam()).vocab();
   gguf::Metadata metadata;
   for (const auto& [key, value] : vocab_to_gguf(written)) metadata.add(key, value);
-  EXPECT_EQ(metadata.get_string("tokenizer.ggml.model"), "llama");
   const Tokenizer tok = Tokenizer::from_gguf(metadata);
-  EXPECT_TRUE(tok.vocab().merges.empty());  // ranked by the scores alone
-  EXPECT_EQ(tok.vocab().add_space_prefix, written.add_space_prefix);
+  if (is_sentencepiece(GetParam())) {
+    EXPECT_EQ(metadata.get_string("tokenizer.ggml.model"), "llama");
+    EXPECT_TRUE(tok.vocab().merges.empty());  // ranked by the scores alone
+    EXPECT_EQ(tok.vocab().add_space_prefix, written.add_space_prefix);
+  } else {
+    EXPECT_EQ(metadata.get_string("tokenizer.ggml.pre"), "gpt-4o");
+  }
   EXPECT_EQ(tok.bos_id(), written.bos_id);
   expect_golden(tok, GetParam(), "GGUF");
 }
 
-INSTANTIATE_TEST_SUITE_P(HuggingFace, SentencePieceFamily, ::testing::Values("gemma3", "mistral"));
+INSTANTIATE_TEST_SUITE_P(HuggingFace, Family, ::testing::Values("gemma3", "mistral", "gptoss", "gpt4o"));
 
-TEST(SentencePieceFamily, TheirSpecialTokensAndPrefixes) {
+TEST(Family, SentencePieceSpecialTokensAndPrefixes) {
   const Tokenizer& gemma = test::npm_tokenizer("gemma3");
   EXPECT_EQ(gemma.bos_id(), 2);
   EXPECT_EQ(gemma.eos_id(), gemma.find_token("<end_of_turn>"));
