@@ -13,18 +13,34 @@ struct Char {
   LetterCase letter_case;
 };
 
-Char char_at(std::string_view text, size_t pos) {
+// Both classes of each ASCII character, looked up once: most text is ASCII.
+struct AsciiClasses {
+  CharClass char_class[128];
+  LetterCase letter_case[128];
+};
+const AsciiClasses kAscii = [] {
+  AsciiClasses a{};
+  for (char32_t c = 0; c < 128; ++c) a.char_class[c] = char_class(c), a.letter_case[c] = letter_case(c);
+  return a;
+}();
+
+inline Char char_at(std::string_view text, size_t pos) {
   const auto byte = static_cast<uint8_t>(text[pos]);
-  if (byte < 0x80) return {byte, 1, char_class(byte), letter_case(byte)};
+  if (byte < 0x80) return {byte, 1, kAscii.char_class[byte], kAscii.letter_case[byte]};
   const utf8::Char c = utf8::decode(text, pos);
   if (c.status != utf8::Status::kValid) return {c.code_point, c.length, CharClass::kOther, LetterCase::kNone};
   return {c.code_point, c.length, char_class(c.code_point), letter_case(c.code_point)};
 }
 
 bool is_newline(char32_t cp) { return cp == '\r' || cp == '\n'; }
-// [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-bool in_upper(const Char& c) { return c.letter_case != LetterCase::kNone && c.letter_case != LetterCase::kLower; }
-bool in_lower(const Char& c) { return c.letter_case != LetterCase::kNone && c.letter_case != LetterCase::kUpper; }
+// [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}] (lambdas, so that each
+// run_end instantiation inlines its test)
+constexpr auto in_upper = [](const Char& c) {
+  return c.letter_case != LetterCase::kNone && c.letter_case != LetterCase::kLower;
+};
+constexpr auto in_lower = [](const Char& c) {
+  return c.letter_case != LetterCase::kNone && c.letter_case != LetterCase::kUpper;
+};
 // [^\r\n\p{L}\p{N}]
 bool may_lead(const Char& c) {
   return !is_newline(c.code_point) && c.char_class != CharClass::kLetter && c.char_class != CharClass::kNumber;
@@ -100,7 +116,7 @@ size_t o200k_match_length(std::string_view text, size_t start) {
   const Char first = char_at(text, start);
   const size_t next = start + first.length;
   // The two letter alternatives, each with its optional leading character tried first.
-  for (auto word_end : {lower_word_end, upper_word_end}) {
+  for (size_t (*word_end)(std::string_view, size_t) : {lower_word_end, upper_word_end}) {
     if (may_lead(first) && next < text.size())
       if (const size_t end = word_end(text, next); end != std::string_view::npos) return end - start;
     if (const size_t end = word_end(text, start); end != std::string_view::npos) return end - start;
