@@ -136,13 +136,21 @@ struct SetBlock {  // {% set name %}...{% endset %}
 };
 struct Break {};
 struct Continue {};
+// {% macro name(a, b=default) %}...{% endmacro %}: called as name(...), it renders its body with
+// its parameters bound and gives the text.
+struct Macro {
+  std::string name;
+  std::vector<std::string> parameters;
+  std::vector<ExprPtr> defaults;  // one per parameter; null: none (undefined when not passed)
+  Body body;
+};
 
 }  // namespace node
 
 struct Stmt {
   size_t offset;
   std::variant<node::Text, node::Output, node::If, node::For, node::Set, node::SetAttribute, node::SetBlock,
-               node::Break, node::Continue>
+               node::Break, node::Continue, std::shared_ptr<const node::Macro>>
       node;
 };
 

@@ -29,6 +29,8 @@ inline constexpr int kMaxValueNesting = 256;
 inline constexpr int kMaxSyntaxNesting = 96;
 // Evaluated expressions and loop iterations per render: stops endless nested loops.
 inline constexpr uint64_t kMaxRenderSteps = 10'000'000;
+// Macros calling macros (or themselves): each call is a C++ frame or two deeper.
+inline constexpr int kMaxMacroDepth = 64;
 // Bytes of all string values produced during one render (each copy costs its length):
 // stops loops that keep copying a large string.
 inline constexpr uint64_t kMaxRenderStringWork = uint64_t{1} << 30;

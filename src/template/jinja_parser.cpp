@@ -1,6 +1,7 @@
 #include "template/jinja_parser.h"
 
 #include <algorithm>
+#include <utility>
 #include <initializer_list>
 #include <optional>
 #include <type_traits>
@@ -192,6 +193,7 @@ class Parser {
     if (tag == "if") return body.push_back({offset, parse_if()});
     if (tag == "for") return body.push_back({offset, parse_for()});
     if (tag == "set") return body.push_back({offset, parse_set()});
+    if (tag == "macro") return body.push_back({offset, parse_macro()});
     if (tag == "break" || tag == "continue") {
       if (loop_depth_ == 0) fail_at(offset, "'" + tag + "' outside of a loop");
       expect_statement_end();
@@ -261,6 +263,25 @@ class Parser {
       n.otherwise = parse_body({"endfor"});
       next();
     }
+    expect_statement_end();
+    return n;
+  }
+
+  std::shared_ptr<const node::Macro> parse_macro() {
+    auto n = std::make_shared<node::Macro>();
+    n->name = expect_name("a macro name");
+    expect_operator("(");
+    while (!skip_operator(")")) {
+      if (!n->parameters.empty()) expect_operator(",");
+      if (skip_operator(")")) break;  // a trailing comma
+      n->parameters.push_back(expect_name("a parameter name"));
+      n->defaults.push_back(skip_operator("=") ? parse_expression() : nullptr);
+    }
+    expect_statement_end();
+    const int loops = std::exchange(loop_depth_, 0);  // a loop around the definition is not the body's
+    n->body = parse_body({"endmacro"});
+    loop_depth_ = loops;
+    next();
     expect_statement_end();
     return n;
   }

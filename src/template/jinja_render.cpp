@@ -1,5 +1,6 @@
 #include "template/jinja_render.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "template/jinja_builtins.h"
@@ -113,6 +114,10 @@ class Renderer {
               },
               [&](const node::Break&) { return Flow::kBreak; },
               [&](const node::Continue&) { return Flow::kContinue; },
+              [&](const std::shared_ptr<const node::Macro>& n) {
+                macros_[n->name] = n.get();
+                return Flow::kNormal;
+              },
           },
           stmt.node);
     });
@@ -228,7 +233,51 @@ class Renderer {
     return Value::list(std::move(picked), list.is_tuple);
   }
 
+  // A macro's body renders in a scope of its own over the template's variables (not the
+  // caller's locals, as in Jinja): its parameters from the arguments, else their defaults.
+  Value call_macro(const node::Macro& macro, const CallArgs& args) {
+    if (args.positional.size() > macro.parameters.size())
+      throw TemplateError("macro '" + macro.name + "' takes not more than " + std::to_string(macro.parameters.size()) +
+                          " argument(s)");
+    if (macro_depth_ >= kMaxMacroDepth)
+      throw TemplateError("macros call each other deeper than the limit of " + std::to_string(kMaxMacroDepth));
+    Scope parameters;
+    for (const auto& [name, value] : args.keyword) {
+      if (std::find(macro.parameters.begin(), macro.parameters.end(), name) == macro.parameters.end())
+        throw TemplateError("macro '" + macro.name + "' takes no keyword argument '" + name + "'");
+      parameters[name] = value;
+    }
+    std::vector<Scope> caller = std::move(scopes_);
+    scopes_ = {caller.front(), Scope{}};
+    for (size_t i = 0; i < macro.parameters.size(); ++i) {
+      const std::string& name = macro.parameters[i];
+      if (i < args.positional.size()) {
+        scopes_.back()[name] = args.positional[i];
+      } else if (const auto it = parameters.find(name); it != parameters.end()) {
+        scopes_.back()[name] = it->second;
+      } else {
+        scopes_.back()[name] = macro.defaults[i] ? eval(*macro.defaults[i])
+                                                 : Value::undefined("'" + name + "' is undefined");
+      }
+    }
+    std::string text;
+    std::string* const outer = out_;
+    out_ = &text;
+    ++macro_depth_;
+    try {
+      exec(macro.body);
+    } catch (...) {
+      --macro_depth_, out_ = outer, scopes_ = std::move(caller);
+      throw;
+    }
+    --macro_depth_, out_ = outer, scopes_ = std::move(caller);
+    return Value::string(std::move(text));
+  }
+
   Value eval_node(const node::Call& n) {
+    if (const auto* name = std::get_if<node::Variable>(&n.callee->node))
+      if (const auto it = macros_.find(name->name); it != macros_.end())
+        return call_macro(*it->second, eval_arguments(n.arguments));
     const Value callee = eval(*n.callee);
     const CallArgs args = eval_arguments(n.arguments);
     switch (callee.kind()) {
@@ -281,6 +330,8 @@ class Renderer {
   std::string_view source_;
   const std::optional<std::tm>& fixed_now_;
   std::vector<Scope> scopes_;
+  std::unordered_map<std::string, const node::Macro*> macros_;  // defined so far (the tree outlives the render)
+  int macro_depth_ = 0;
   std::string* out_ = nullptr;  // the output, or the text a {% set %} block captures
   uint64_t steps_ = 0;
   uint64_t string_work_ = 0;

@@ -55,7 +55,7 @@ TEST(ChatTemplateErrors, ParseErrorsSayLineColumnAndWhatWasExpected) {
       {"{{ (1", "line 1:4: unclosed '('"},
       {"{{ x", "line 1:1: unclosed tag, expected '}}'"},
       {"{% for x in y %}{% endif %}", "line 1:20: unexpected tag 'endif', expected 'else' or 'endfor'"},
-      {"{% macro f() %}{% endmacro %}", "line 1:4: unknown tag 'macro'"},
+      {"{% call f() %}{% endcall %}", "line 1:4: unknown tag 'call'"},
       {"{% endfor %}", "line 1:4: unknown tag 'endfor'"},
       {"{% break %}", "line 1:4: 'break' outside of a loop"},
       {"{% for x in y %}{% endfor %}{% continue %}", "line 1:32: 'continue' outside of a loop"},

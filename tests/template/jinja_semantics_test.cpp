@@ -332,6 +332,31 @@ const std::vector<Case> kTestsAndUndefined = {
      "none"},
 };
 
+// {% macro %}: parameters with defaults, keywords, recursion, and a scope of its own (the
+// template's variables, not the caller's loop variables or sets).
+const std::vector<Case> kMacros = {
+    {"{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
+     "{{ greet('a') }} {{ greet('b', '?') }} {{ greet(punct='.', name='c') }}",
+     "{}",
+     "Hi a! Hi b? Hi c."},
+    {"{% macro m(a, b) %}[{{ a }}][{{ b }}][{{ b is defined }}]{% endmacro %}{{ m(1) }}",
+     "{}",
+     "[1][][False]"},
+    {"{% macro count(n) %}{{ n }}{% if n > 0 %}{{ count(n - 1) }}{% endif %}{% endmacro %}{{ count(3) }}",
+     "{}",
+     "3210"},
+    {"{% macro m() %}{{ x }}{{ y is defined }}{{ i is defined }}{% endmacro %}"
+     "{% for i in [1] %}{% set y = 2 %}{{ m() }}{% endfor %}",
+     "{\"x\": \"X\"}",
+     "XFalseFalse"},
+    {"{%- macro m(items) -%}\n  {%- for it in items %}<{{ it }}>{% endfor -%}\n{%- endmacro -%}\n{{ m([1, 2]) | upper }}",
+     "{}",
+     "<1><2>"},
+    {"{% macro inner(v) %}({{ v }}){% endmacro %}{% macro outer(v) %}{{ inner(v ~ v) }}{% endmacro %}{{ outer('z') }}",
+     "{}",
+     "(zz)"},
+};
+
 std::string render_case(const Case& c) {
   ChatTemplateInputs inputs;
   inputs.extra = nlohmann::ordered_json::parse(c.variables);
@@ -348,6 +373,23 @@ void expect_like_jinja(const std::vector<Case>& cases) {
 
 TEST(JinjaLikePython, WhitespaceControl) { expect_like_jinja(kWhitespaceControl); }
 TEST(JinjaLikePython, Loops) { expect_like_jinja(kLoops); }
+TEST(JinjaLikePython, Macros) { expect_like_jinja(kMacros); }
+
+TEST(JinjaMacros, BadCallsAndEndlessRecursionAreErrors) {
+  const auto fails = [](const std::string& source, const std::string& message) {
+    try {
+      ChatTemplate(source, "<s>", "</s>").render(ChatTemplateInputs{});
+      ADD_FAILURE() << source << ": rendered";
+    } catch (const ChatTemplateError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << source << ": " << e.what();
+    }
+  };
+  fails("{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}", "macro 'm' takes not more than 1 argument(s)");
+  fails("{% macro m(a) %}{% endmacro %}{{ m(b=1) }}", "macro 'm' takes no keyword argument 'b'");
+  fails("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "macros call each other deeper than the limit of 64");
+  fails("{% macro m(a b) %}{% endmacro %}", "expected ','");
+  fails("{% macro m() %}x", "expected 'endmacro'");
+}
 TEST(JinjaLikePython, Namespace) { expect_like_jinja(kNamespace); }
 TEST(JinjaLikePython, SubscriptsAndSlices) { expect_like_jinja(kSubscriptsAndSlices); }
 TEST(JinjaLikePython, Filters) { expect_like_jinja(kFilters); }
