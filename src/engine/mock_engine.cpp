@@ -17,7 +17,7 @@ const char* const kMockPassage =
 MockEngine::MockEngine(tokenizer::Tokenizer tokenizer, MockOptions options)
     : tokenizer_(std::move(tokenizer)),
       options_(std::move(options)),
-      passage_(tokenizer_.encode(options_.passage, false)),
+      passage_(tokenizer_.encode(options_.passage, true)),
       queue_(options_.queue_limit, options_.max_concurrency) {
   if (passage_.empty()) throw std::invalid_argument("mock engine: the passage must not be empty");
   if (options_.max_concurrency < 1) throw std::invalid_argument("mock engine: max_concurrency must be at least 1");

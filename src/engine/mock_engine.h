@@ -1,8 +1,8 @@
 // An engine without weights, for testing the server: it "generates" a fixed passage (English
 // by default, any text a test needs the server to answer with, or the request's own prompt;
-// tokenized once with the real
-// tokenizer, so stop strings and UTF-8 split across tokens behave as with a real model), over
-// and over. Each step makes a logits row in which the passage's next token leads by a wide
+// tokenized once with the real tokenizer, so stop strings and UTF-8 split across tokens behave
+// as with a real model, and special tokens written in a passage are those tokens: an end of
+// turn ends the answer, gpt-oss's channel markup is its markup), over and over. Each step makes a logits row in which the passage's next token leads by a wide
 // margin, and sends it through the same sampling, logit_bias and text pipeline as every engine:
 // greedy gives the passage, a seed gives the same text every time, logit_bias can ban or force
 // tokens.

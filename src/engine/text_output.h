@@ -15,7 +15,9 @@
 namespace nanoserve::engine {
 
 // Whether a token ends generation: the vocabulary's eos, or any control token (an
-// <|im_end|> or <|endoftext|> the eos id does not name), as `nanoserve run` does.
+// <|im_end|> or <|endoftext|> the eos id does not name), as `nanoserve run` does; but not the
+// control tokens of gpt-oss's harmony markup (<|channel|>, <|message|>, <|start|>, <|end|>,
+// <|constrain|>) in a vocabulary that has them.
 bool is_end_of_generation(const tokenizer::Tokenizer& tokenizer, int32_t token);
 
 class TextOutput {

@@ -13,10 +13,20 @@ ChatGeneration prepare_chat_generation(const ServedModel& model, const ChatReque
                                        const ServerLimits& limits) {
   auto prompt = chat_prompt_tokens(model.chat_template(), model.engine().tokenizer(), chat);
   ChatReaders readers;
-  if (model.thinks() && !chat.reasoning_inline) readers.reasoning.emplace(model.opens_thinking(prompt));
-  if (!chat.tools.is_null()) readers.tool_calls.emplace(model.tool_syntax(), chat.parallel_tool_calls);
+  const bool forces_call =
+      chat.tool_choice.kind == ToolChoice::Kind::Required || chat.tool_choice.kind == ToolChoice::Kind::Function;
+  if (model.harmony()) {
+    if (forces_call)
+      throw invalid_request("this model writes tool calls in gpt-oss's harmony format, for which a 'tool_choice' "
+                            "that forces a call is not supported; use \"auto\"",
+                            "tool_choice", "unsupported_value");
+    readers.harmony.emplace(chat.parallel_tool_calls);
+  } else {
+    if (model.thinks() && !chat.reasoning_inline) readers.reasoning.emplace(model.opens_thinking(prompt));
+    if (!chat.tools.is_null()) readers.tool_calls.emplace(model.tool_syntax(), chat.parallel_tool_calls);
+  }
   std::shared_ptr<const grammar::Grammar> grammar = chat.params.grammar;
-  if (chat.tool_choice.kind == ToolChoice::Kind::Required || chat.tool_choice.kind == ToolChoice::Kind::Function) {
+  if (forces_call) {
     if (grammar)
       throw invalid_request("a 'tool_choice' that forces a call cannot be combined with 'response_format'",
                             "tool_choice", "unsupported_combination");

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/harmony_reader.h"
 #include "server/reasoning_split.h"
 #include "server/tool_calls.h"
 
@@ -17,6 +18,7 @@ namespace nanoserve::server {
 struct ChatReaders {
   std::optional<ReasoningSplit> reasoning;
   std::optional<ToolCallReader> tool_calls;
+  std::optional<HarmonyReader> harmony;  // gpt-oss: reads reasoning, content and calls alone
 };
 
 // What a piece of output gives the answer once the readers have read it.

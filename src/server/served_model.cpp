@@ -1,5 +1,7 @@
 #include "server/served_model.h"
 
+#include "server/harmony_reader.h"
+
 #include <fmt/format.h>
 
 #include <ctime>
@@ -22,6 +24,7 @@ ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine, std::map<int32_
       grammar_vocabulary_(engine::grammar_vocabulary(engine_->tokenizer())),
       thinks_(engine_->tokenizer().find_token("<think>") && engine_->tokenizer().find_token("</think>")),
       tool_syntax_(tool_syntax_of(engine_->chat_template())),
+      harmony_(is_harmony_template(engine_->chat_template())),
       logit_bias_(std::move(logit_bias)) {
   const auto n_vocab = static_cast<int64_t>(engine_->tokenizer().n_tokens());
   for (const auto& [token, bias] : logit_bias_)

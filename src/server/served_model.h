@@ -33,6 +33,8 @@ class ServedModel {
   bool thinks() const { return thinks_; }
   // How the model's chat template has it write tool calls.
   ToolSyntax tool_syntax() const { return tool_syntax_; }
+  // The template speaks gpt-oss's harmony (harmony_reader.h reads its answers).
+  bool harmony() const { return harmony_; }
   // The rendered prompt ends inside a thought (the template opened <think>): the output starts
   // with reasoning.
   bool opens_thinking(const std::vector<int32_t>& prompt) const;
@@ -49,6 +51,7 @@ class ServedModel {
   std::shared_ptr<const grammar::Vocabulary> grammar_vocabulary_;
   bool thinks_;
   ToolSyntax tool_syntax_;
+  bool harmony_;
   std::map<int32_t, float> logit_bias_;  // what grammars mask (response_format)
 };
 
