@@ -110,9 +110,39 @@ size_t whitespace_end(std::string_view text, size_t start) {
   return end == text.size() || last == start ? end : last;
 }
 
+// The match at `start` where ASCII alone decides it (most text): a word of ASCII letters, with
+// its optional leading character and contraction, or up to 3 ASCII digits; npos where a byte
+// beyond ASCII is within reach, or the match is of another kind.
+size_t ascii_match_end(std::string_view text, size_t start) {
+  const auto byte = [&](size_t i) -> int { return i < text.size() ? static_cast<uint8_t>(text[i]) : -1; };
+  const auto upper = [](int c) { return c >= 'A' && c <= 'Z'; };
+  const auto lower = [](int c) { return c >= 'a' && c <= 'z'; };
+  const auto digit = [](int c) { return c >= '0' && c <= '9'; };
+  const int first = byte(start);
+  if (first >= 0x80) return std::string_view::npos;
+  if (digit(first)) {
+    size_t end = start + 1;
+    while (end < start + 3 && digit(byte(end))) ++end;
+    return end < start + 3 && byte(end) >= 0x80 ? std::string_view::npos : end;
+  }
+  size_t at = start;
+  if (!upper(first) && !lower(first)) {
+    // A leading character ([^\r\n\p{L}\p{N}]) before a letter.
+    if (first == '\r' || first == '\n' || (!upper(byte(start + 1)) && !lower(byte(start + 1))))
+      return std::string_view::npos;
+    at = start + 1;
+  }
+  // [A-Z]* then [a-z]+ is the first alternative; [A-Z]+ alone the second (no lowercase follows).
+  while (upper(byte(at))) ++at;
+  while (lower(byte(at))) ++at;
+  if (byte(at) >= 0x80) return std::string_view::npos;  // the word may go on beyond ASCII
+  return after_contraction(text, at);
+}
+
 }  // namespace
 
 size_t o200k_match_length(std::string_view text, size_t start) {
+  if (const size_t end = ascii_match_end(text, start); end != std::string_view::npos) return end - start;
   const Char first = char_at(text, start);
   const size_t next = start + first.length;
   // The two letter alternatives, each with its optional leading character tried first.
