@@ -110,6 +110,16 @@ size_t whitespace_end(std::string_view text, size_t start) {
   return end == text.size() || last == start ? end : last;
 }
 
+// [A-Z]* then [a-z]+ is the first letter alternative, [A-Z]+ alone the second (no lowercase
+// follows), each with its contraction; npos where the word may go on beyond ASCII.
+size_t ascii_word_end(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) -> int { return i < text.size() ? static_cast<uint8_t>(text[i]) : -1; };
+  while (byte(at) >= 'A' && byte(at) <= 'Z') ++at;
+  while (byte(at) >= 'a' && byte(at) <= 'z') ++at;
+  if (byte(at) >= 0x80) return std::string_view::npos;
+  return after_contraction(text, at);
+}
+
 // The match at `start` where ASCII alone decides it (most text): a word of ASCII letters, with
 // its optional leading character and contraction, or up to 3 ASCII digits; npos where a byte
 // beyond ASCII is within reach, or the match is of another kind.
@@ -125,18 +135,36 @@ size_t ascii_match_end(std::string_view text, size_t start) {
     while (end < start + 3 && digit(byte(end))) ++end;
     return end < start + 3 && byte(end) >= 0x80 ? std::string_view::npos : end;
   }
-  size_t at = start;
+  const auto space = [](int c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  const auto symbol = [&](int c) { return c >= 0 && c < 0x80 && !upper(c) && !lower(c) && !digit(c) && !space(c); };
+  const int second = byte(start + 1);
   if (!upper(first) && !lower(first)) {
-    // A leading character ([^\r\n\p{L}\p{N}]) before a letter.
-    if (first == '\r' || first == '\n' || (!upper(byte(start + 1)) && !lower(byte(start + 1))))
-      return std::string_view::npos;
-    at = start + 1;
+    if (second >= 0x80) return std::string_view::npos;  // a letter beyond ASCII may follow
+    if (first != '\r' && first != '\n' && (upper(second) || lower(second))) {
+      // A leading character ([^\r\n\p{L}\p{N}]) before a letter: a word.
+      return ascii_word_end(text, start + 1);
+    }
+    // " ?[^\s\p{L}\p{N}]+[\r\n/]*": symbols, after one space.
+    if (symbol(first) || (first == ' ' && symbol(second))) {
+      size_t end = symbol(first) ? start + 1 : start + 2;
+      while (symbol(byte(end))) ++end;
+      if (byte(end) >= 0x80) return std::string_view::npos;  // more symbols may follow
+      while (byte(end) == '\r' || byte(end) == '\n' || byte(end) == '/') ++end;
+      return end;
+    }
+    // Whitespace: up to the run's last newline (\s*[\r\n]+), else the run less its last
+    // character before a non-space (\s+(?!\S)), else the run (\s+).
+    if (!space(first)) return std::string_view::npos;
+    size_t end = start, after_newline = std::string_view::npos;
+    while (space(byte(end))) {
+      if (byte(end) == '\r' || byte(end) == '\n') after_newline = end + 1;
+      ++end;
+    }
+    if (byte(end) >= 0x80) return std::string_view::npos;  // whitespace beyond ASCII may go on
+    if (after_newline != std::string_view::npos) return after_newline;
+    return end == text.size() || end == start + 1 ? end : end - 1;
   }
-  // [A-Z]* then [a-z]+ is the first alternative; [A-Z]+ alone the second (no lowercase follows).
-  while (upper(byte(at))) ++at;
-  while (lower(byte(at))) ++at;
-  if (byte(at) >= 0x80) return std::string_view::npos;  // the word may go on beyond ASCII
-  return after_contraction(text, at);
+  return ascii_word_end(text, start);
 }
 
 }  // namespace
