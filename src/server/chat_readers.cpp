@@ -10,22 +10,16 @@ void AnswerPieces::append(AnswerPieces more) {
   for (ToolCall& call : more.calls) calls.push_back(std::move(call));
 }
 
-namespace {
-
-void read_rest(HarmonyReader::Pieces& read, HarmonyReader::Pieces rest) {
-  read.reasoning += rest.reasoning;
-  read.content += rest.content;
-  for (ToolCall& c : rest.calls) read.calls.push_back(std::move(c));
-}
-
-}  // namespace
-
 AnswerPieces read_piece(ChatReaders& readers, std::string_view text, bool last) {
   AnswerPieces out;
   if (readers.harmony) {
     HarmonyReader::Pieces read = readers.harmony->push(text);
-    if (last) read_rest(read, readers.harmony->finish());
-    return {std::move(read.reasoning), std::move(read.content), std::move(read.calls)};
+    out = {std::move(read.reasoning), std::move(read.content), std::move(read.calls)};
+    if (last) {
+      HarmonyReader::Pieces rest = readers.harmony->finish();
+      out.append({std::move(rest.reasoning), std::move(rest.content), std::move(rest.calls)});
+    }
+    return out;
   }
   out.content = text;
   if (readers.reasoning) {

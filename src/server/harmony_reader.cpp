@@ -1,10 +1,12 @@
 #include "server/harmony_reader.h"
 
+#include <algorithm>
 #include <array>
 
 #include <nlohmann/json.hpp>
 
 #include "server/request_id.h"
+#include "server/text_tags.h"
 
 namespace nanoserve::server {
 namespace {
@@ -26,12 +28,9 @@ std::string word_after(std::string_view header, std::string_view key) {
 
 // How many bytes at the end of `text` could begin one of kBodyEnds (held back until more comes).
 size_t possible_end_prefix(std::string_view text) {
-  const size_t lt = text.rfind('<');
-  if (lt == std::string_view::npos) return 0;
-  const std::string_view tail = text.substr(lt);
-  for (std::string_view end : kBodyEnds)
-    if (tail.size() < end.size() && end.starts_with(tail)) return tail.size();
-  return 0;
+  size_t keep = 0;
+  for (std::string_view end : kBodyEnds) keep = std::max(keep, partial_tag_at_end(text, end));
+  return keep;
 }
 
 }  // namespace

@@ -19,6 +19,25 @@ CommandResult run(const std::string& args, const std::string& stdin_text = "") {
   return test::run_nanoserve(args, stdin_text);
 }
 
+// `nanoserve tokenize ARGS` on the first `lines` texts of a golden JSONL file gives its ids.
+void expect_tokenize_matches_golden(const std::string& args, const std::string& golden_path, int lines) {
+  std::ifstream golden(golden_path);
+  std::string line, input;
+  std::vector<nlohmann::json> expected;
+  for (int i = 0; i < lines && std::getline(golden, line); ++i) {
+    auto j = nlohmann::json::parse(line);
+    input += nlohmann::json{{"text", j["text"]}}.dump() + "\n";
+    expected.push_back(j["ids"]);
+  }
+  const CommandResult r = run("tokenize " + args, input);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::istringstream out(r.out);
+  for (const auto& ids : expected) {
+    ASSERT_TRUE(std::getline(out, line));
+    EXPECT_EQ(nlohmann::json::parse(line)["ids"], ids) << line;
+  }
+}
+
 TEST(Cli, SynthThenInfoDescribesTheModel) {
   std::string path = test::temp_file("cli-synth.gguf");
   CommandResult s = run("synth --arch qwen2 --dims layers=3,embd=512,ff=1024,heads=8,kv_heads=2,head_dim=64,vocab=2048 "
@@ -49,21 +68,7 @@ TEST(Cli, SynthEmbedsGemmasRealVocabularyAndTemplate) {
                                "tokens                  262144", "bos 2, eos 106", "chat template           present"})
     EXPECT_NE(info.out.find(expected), std::string::npos) << expected << " missing in\n" << info.out;
   // Golden lines of Hugging Face's Gemma 3 ids (tests/tokenizer/data/gemma3.jsonl).
-  std::ifstream golden(test::source_path("tests/tokenizer/data/gemma3.jsonl"));
-  std::string line, input;
-  std::vector<nlohmann::json> expected;
-  for (int i = 0; i < 80 && std::getline(golden, line); ++i) {
-    auto j = nlohmann::json::parse(line);
-    input += nlohmann::json{{"text", j["text"]}}.dump() + "\n";
-    expected.push_back(j["ids"]);
-  }
-  const CommandResult tok = run("tokenize -m " + path, input);
-  ASSERT_EQ(tok.status, 0) << tok.err;
-  std::istringstream out(tok.out);
-  for (const auto& ids : expected) {
-    ASSERT_TRUE(std::getline(out, line));
-    EXPECT_EQ(nlohmann::json::parse(line)["ids"], ids) << line;
-  }
+  expect_tokenize_matches_golden("-m " + path, test::source_path("tests/tokenizer/data/gemma3.jsonl"), 80);
 }
 
 TEST(Cli, InfoNamesTheTokenizerKind) {
@@ -78,21 +83,8 @@ TEST(Cli, InfoNamesTheTokenizerKind) {
 
 TEST(Cli, TokenizeJsonLinesMatchesGolden) {
   // The first golden lines of the qwen3 family, through the binary.
-  std::ifstream golden(test::shared_path("golden/tokenizer/qwen3.jsonl"));
-  std::string line, input;
-  std::vector<nlohmann::json> expected;
-  for (int i = 0; i < 60 && std::getline(golden, line); ++i) {
-    auto j = nlohmann::json::parse(line);
-    input += nlohmann::json{{"text", j["text"]}}.dump() + "\n";
-    expected.push_back(j["ids"]);
-  }
-  CommandResult r = run("tokenize --tokenizer " + test::shared_path("tokenizers/qwen3/tokenizer.json"), input);
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
-  std::istringstream out(r.out);
-  for (const auto& ids : expected) {
-    ASSERT_TRUE(std::getline(out, line));
-    EXPECT_EQ(nlohmann::json::parse(line)["ids"], ids) << line;
-  }
+  expect_tokenize_matches_golden("--tokenizer " + test::shared_path("tokenizers/qwen3/tokenizer.json"),
+                                 test::shared_path("golden/tokenizer/qwen3.jsonl"), 60);
 }
 
 TEST(Cli, TokenizeWithAGgufModelAndOneText) {

@@ -11,13 +11,20 @@
 
 namespace nanoserve::test {
 
-const tokenizer::Tokenizer& hf_tokenizer(const std::string& family) {
+namespace {
+
+// The tokenizer.json at `path`, loaded once per test process.
+const tokenizer::Tokenizer& tokenizer_from_file(const std::string& path) {
   static std::map<std::string, std::unique_ptr<tokenizer::Tokenizer>> loaded;
-  auto& slot = loaded[family];
-  if (!slot)
-    slot = std::make_unique<tokenizer::Tokenizer>(
-        tokenizer::Tokenizer::from_hf_file(shared_path("tokenizers/" + family + "/tokenizer.json")));
+  auto& slot = loaded[path];
+  if (!slot) slot = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_hf_file(path));
   return *slot;
+}
+
+}  // namespace
+
+const tokenizer::Tokenizer& hf_tokenizer(const std::string& family) {
+  return tokenizer_from_file(shared_path("tokenizers/" + family + "/tokenizer.json"));
 }
 
 namespace {
@@ -54,10 +61,7 @@ std::string npm_tokenizer_path(const std::string& family) {
 }
 
 const tokenizer::Tokenizer& npm_tokenizer(const std::string& family) {
-  static std::map<std::string, std::unique_ptr<tokenizer::Tokenizer>> loaded;
-  auto& slot = loaded[family];
-  if (!slot) slot = std::make_unique<tokenizer::Tokenizer>(tokenizer::Tokenizer::from_hf_file(npm_tokenizer_path(family)));
-  return *slot;
+  return tokenizer_from_file(npm_tokenizer_path(family));
 }
 
 std::vector<LlamaCppVector> read_llamacpp_vectors(const std::string& name) {
