@@ -28,7 +28,7 @@ $phase test-arm64-model scripts/run-ctest.sh "$build" arm64-model -L '^model$' -
   -j "$jobs" --no-tests=error
 # The engine on the NEON kernels: batches give each request its tokens alone (a golden model),
 # the batch engine, scheduler, sampling and text output; not the speculation and architecture
-# sweeps, which take over 20 minutes under qemu-user (they run natively in every other build).
+# sweeps, which take many times longer under qemu-user (they run natively in every other build).
 $phase test-arm64-engine scripts/run-ctest.sh "$build" arm64-engine -L '^engine$' \
   -R 'BatchedGolden.*tiny_qwen3_Q8_0|BatchEngine\.|Scheduler|StopMatcher|TextOutput|Sampler|GenerationTest|PrefixCache\.AConversation|PromptLookup|LastLogits|MockEngine' \
   -E 'Preempted' -j "$jobs" --no-tests=error
