@@ -5,17 +5,21 @@
 //     hash extended by the new token, and its full blocks published (one in 16 steps has one).
 //   AdmitCached: a request whose `range(0)`-token prompt is cached: its chain hashes, the lookup,
 //     attaching the blocks (one copied) and letting go of them when it ends.
-// Compare with a decode step of the same model (bench-engine: ~12 ms for one sequence on 2 cores).
+// Compare with a decode step of the same model (bench-engine on the same machine).
 // ./build/bench/prefix_cache_bench
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "engine/prefix_cache.h"
 #include "model/kv_cache.h"
 
-namespace nanoserve::model {
+namespace nanoserve::engine {
 namespace {
+
+using model::KvCache;
+using model::ModelConfig;
 
 constexpr int kSeqs = 8;
 constexpr int64_t kContext = 4096;
@@ -34,14 +38,15 @@ std::vector<int32_t> tokens(int64_t n, int32_t seed) {
 void BM_DecodeStep(benchmark::State& state) {
   const int64_t positions = state.range(0);
   KvCache cache(qwen25_05b(), kSeqs * kContext, kSeqs);
+  PrefixCache prefix(cache);
   std::vector<std::vector<int32_t>> seq_tokens(kSeqs);
   std::vector<std::vector<uint64_t>> hashes(kSeqs);
   for (int s = 0; s < kSeqs; ++s) {
     seq_tokens[s] = tokens(positions, s);
     cache.reserve(s, positions);
     cache.set_length(s, positions);
-    cache.extend_chain(seq_tokens[s], hashes[s]);
-    cache.publish(s, seq_tokens[s], hashes[s]);
+    prefix.extend_chain(seq_tokens[s], hashes[s]);
+    prefix.publish(s, seq_tokens[s], hashes[s]);
   }
   int32_t next = 0;
   for (auto _ : state) {
@@ -54,19 +59,19 @@ void BM_DecodeStep(benchmark::State& state) {
       const auto length = static_cast<int64_t>(t.size()) - 1;
       if (length >= kContext) {  // start over (outside the measured cost's spirit: rare)
         state.PauseTiming();
-        cache.clear(s);
+        prefix.release(s, t, hashes[s]);
         t.resize(static_cast<size_t>(positions));
         hashes[s].clear();
         cache.reserve(s, positions);
         cache.set_length(s, positions);
-        cache.extend_chain(t, hashes[s]);
+        prefix.extend_chain(t, hashes[s]);
         state.ResumeTiming();
         continue;
       }
       cache.reserve(s, length);
       cache.set_length(s, length);
-      cache.extend_chain(t, hashes[s]);
-      cache.publish(s, t, hashes[s]);
+      prefix.extend_chain(t, hashes[s]);
+      prefix.publish(s, t, hashes[s]);
     }
   }
 }
@@ -75,25 +80,26 @@ BENCHMARK(BM_DecodeStep)->Arg(512)->Arg(1400)->Arg(3500)->Unit(benchmark::kMicro
 void BM_AdmitCached(benchmark::State& state) {
   const int64_t n = state.range(0);
   KvCache cache(qwen25_05b(), kSeqs * kContext, kSeqs);
+  PrefixCache prefix(cache);
   const std::vector<int32_t> prompt = tokens(n, 1);
   std::vector<uint64_t> published;
   cache.reserve(0, n);
   cache.set_length(0, n);
-  cache.extend_chain(prompt, published);
-  cache.publish(0, prompt, published);
-  cache.clear(0);
+  prefix.extend_chain(prompt, published);
+  prefix.publish(0, prompt, published);
+  prefix.release(0, prompt, published);
   for (auto _ : state) {
     std::vector<uint64_t> hashes;
-    cache.extend_chain(prompt, hashes);
-    const KvCache::PrefixHit hit = cache.find_prefix(prompt, hashes, n - 1);
-    cache.attach(1, hit);
-    cache.clear(1);
-    benchmark::DoNotOptimize(hit.positions);
+    prefix.extend_chain(prompt, hashes);
+    const PrefixCache::Hit hit = prefix.find(prompt, hashes, n - 1);
+    prefix.attach(1, hit);
+    prefix.release(1, prompt, hashes);
+    benchmark::DoNotOptimize(hit.attachment.positions);
   }
 }
 BENCHMARK(BM_AdmitCached)->Arg(1400)->Arg(4096)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine
 
 BENCHMARK_MAIN();

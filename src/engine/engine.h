@@ -23,7 +23,7 @@
 #include "engine/timeline.h"
 #include "grammar/grammar.h"
 #include "grammar/vocabulary.h"
-#include "model/kv_disk_cache.h"
+#include "engine/kv_disk_cache.h"
 
 namespace nanoserve::tokenizer {
 class Tokenizer;
@@ -173,7 +173,7 @@ struct EngineMetrics {
   uint64_t prefix_evictions = 0;   // cached blocks given to new positions
   uint64_t prefix_logits_hits = 0; // admissions that found every position and the logits after them:
                                    // their first token took no step
-  model::KvDiskStats prefix_disk;   // the disk tier (--cache-dir; zeros without one)
+  KvDiskStats prefix_disk;          // the disk tier (--cache-dir; zeros without one)
   CountHistogram batch_sequences;  // per forward step: the sequences it advanced (empty: no batching)
   // Speculative decoding (batch engine with --spec lookup or draft; 0 elsewhere).
   uint64_t decode_steps = 0;       // per request, forward steps that gave it new tokens (summed)

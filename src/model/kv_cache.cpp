@@ -29,14 +29,14 @@ std::vector<int> layer_places(const ModelConfig& c, std::vector<bool>& windowed)
 
 }  // namespace
 
-KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t block_size, PrefixIndex::HashFn hash)
+KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t block_size)
     : n_layer_(static_cast<int>(c.n_layer)),
       n_head_kv_(c.n_head_kv),
       head_dim_(c.head_dim),
       block_size_(block_size),
       n_blocks_(pool_blocks(capacity, n_seq, block_size)),
       refs_(static_cast<size_t>(n_blocks_), 0),
-      index_(n_blocks_, block_size, hash),
+      kept_(static_cast<size_t>(n_blocks_), 0),
       idle_at_(static_cast<size_t>(n_blocks_)),
       layer_at_(layer_places(c, windowed_)),
       tiles_(static_cast<int>(c.n_layer - c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_, n_blocks_,
@@ -100,10 +100,9 @@ void KvCache::clear(int seq) {
 void KvCache::truncate(int seq, int64_t n) {
   sequence(seq);  // checks the id
   Sequence& s = sequences_[seq];
-  if (n > s.length || n < s.published * block_size_)
+  if (n > s.length || cuts_kept_block(s, n))
     throw std::out_of_range("KV cache: cannot truncate sequence " + std::to_string(seq) + " of length " +
-                            std::to_string(s.length) + " (" + std::to_string(s.published) +
-                            " published blocks) to " + std::to_string(n));
+                            std::to_string(s.length) + " to " + std::to_string(n) + " (beyond it, or into a kept block)");
   if (window_) window_->truncate(seq, n);  // first: it throws when n is behind its window
   s.length = n;
   const auto keep = static_cast<size_t>((n + block_size_ - 1) / block_size_);
@@ -115,7 +114,12 @@ void KvCache::truncate(int seq, int64_t n) {
 
 bool KvCache::can_truncate(int seq, int64_t n) const {
   const Sequence& s = sequence(seq);
-  return n <= s.length && n >= s.published * block_size_ && (!window_ || window_->can_truncate(seq, n));
+  return n <= s.length && !cuts_kept_block(s, n) && (!window_ || window_->can_truncate(seq, n));
+}
+
+bool KvCache::cuts_kept_block(const Sequence& s, int64_t n) const {
+  const auto at = static_cast<size_t>(n / block_size_);  // the first block that changes
+  return n < s.length && at < s.blocks.size() && kept(s.blocks[at]);
 }
 
 int32_t KvCache::take_block() {
@@ -127,8 +131,9 @@ int32_t KvCache::take_block() {
     if (idle_.empty()) throw std::logic_error("KV cache: no block to take");
     block = idle_.front();
     idle_.pop_front();
-    index_.forget(block);
+    kept_[static_cast<size_t>(block)] = 0;
     ++evictions_;
+    if (on_evict_) on_evict_(block);
   }
   refs_[static_cast<size_t>(block)] = 1;
   return block;
@@ -140,80 +145,41 @@ void KvCache::hold(int32_t block) {
 
 void KvCache::let_go(int32_t block) {
   if (--refs_[static_cast<size_t>(block)] > 0) return;
-  if (index_.published(block)) {
+  if (kept(block)) {
     idle_at_[static_cast<size_t>(block)] = idle_.insert(idle_.end(), block);
   } else {
     free_.push_back(block);
   }
 }
 
-KvCache::PrefixHit KvCache::find_prefix(std::span<const int32_t> tokens, std::span<const uint64_t> hashes,
-                                        int64_t limit) const {
-  PrefixHit hit;
-  if (!shares_prefixes()) return hit;
-  hit.blocks = index_.match(tokens, hashes);
-  const auto matched = static_cast<int64_t>(hit.blocks.size()) * block_size_;
-  limit = std::max<int64_t>(0, std::min(limit, static_cast<int64_t>(tokens.size())));
-  if (limit < matched) {  // the limit ends inside the matched blocks: the last one is copied
-    const auto whole = static_cast<size_t>(limit / block_size_);
-    if (limit % block_size_ != 0) hit.copied = hit.blocks[whole];
-    hit.blocks.resize(whole);
-    hit.positions = limit;
-  } else {
-    hit.positions = matched;
-    // The tokens past the whole blocks may begin a cached block that followed the last one
-    // (the previous turn's answer, the same prompt sent before): its first positions are copied.
-    if (!hit.blocks.empty() && matched < limit) {
-      const auto [child, agree] = index_.longest_child(hit.blocks.back(), tokens.subspan(static_cast<size_t>(matched)));
-      const int64_t used = std::min(agree, limit - matched);
-      if (used > 0) {
-        hit.copied = child;
-        hit.positions += used;
-      }
-    }
-  }
-  for (int32_t b : hit.blocks) hit.pool_cost += refs_[static_cast<size_t>(b)] == 0 ? 1 : 0;
-  if (hit.copied >= 0) hit.pool_cost += 1;
-  return hit;
+int64_t KvCache::attach_cost(const Attachment& a) const {
+  int64_t cost = a.copied >= 0 ? 1 : 0;
+  for (int32_t b : a.blocks) cost += refs_[static_cast<size_t>(b)] == 0 ? 1 : 0;
+  return cost;
 }
 
-void KvCache::attach(int seq, const PrefixHit& hit) {
+void KvCache::attach(int seq, const Attachment& a) {
   sequence(seq);  // checks the id
   Sequence& s = sequences_[seq];
   if (!s.blocks.empty()) throw std::logic_error("KV cache: a prefix is attached to an empty sequence only");
-  if (hit.pool_cost > free_blocks()) throw std::logic_error("KV cache: too few free blocks to attach the prefix");
-  for (int32_t b : hit.blocks) {
+  if (attach_cost(a) > free_blocks()) throw std::logic_error("KV cache: too few free blocks to attach the prefix");
+  for (int32_t b : a.blocks) {
     hold(b);
     s.blocks.push_back(b);
   }
-  s.published = static_cast<int64_t>(hit.blocks.size());
-  s.chain = hit.blocks.empty() ? -1 : hit.blocks.back();
-  if (hit.copied >= 0) {
+  if (a.copied >= 0) {
     // When the pool has only idle blocks left, the one taken may be the copied block itself
     // (evicted, so now our own): its keys and values are still in place.
     const int32_t own = take_block();
-    if (own != hit.copied) tiles_.copy_block(hit.copied, own);
+    if (own != a.copied) tiles_.copy_block(a.copied, own);
     s.blocks.push_back(own);
   }
-  s.length = hit.positions;
+  s.length = a.positions;
 }
 
-void KvCache::publish(int seq, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {
-  sequence(seq);  // checks the id
-  Sequence& s = sequences_[seq];
-  if (!shares_prefixes()) return;
-  const int64_t whole = std::min<int64_t>(s.length, static_cast<int64_t>(tokens.size())) / block_size_;
-  for (int64_t i = s.published; s.publishing && i < whole && i < static_cast<int64_t>(hashes.size()); ++i) {
-    const auto first = static_cast<size_t>(i * block_size_);
-    const int32_t stands = index_.publish(s.blocks[static_cast<size_t>(i)], s.chain, hashes[static_cast<size_t>(i)],
-                                          tokens.subspan(first, static_cast<size_t>(block_size_)));
-    if (stands < 0) {
-      s.publishing = false;
-    } else {
-      s.chain = stands;
-      s.published = i + 1;
-    }
-  }
+void KvCache::keep(int32_t block) {
+  if (!shares_prefixes()) throw std::logic_error("KV cache: a windowed cache keeps no blocks");
+  kept_.at(static_cast<size_t>(block)) = 1;
 }
 
 int64_t KvCache::shared_blocks(int seq) const {
@@ -222,29 +188,35 @@ int64_t KvCache::shared_blocks(int seq) const {
   return shared;
 }
 
-void KvCache::drop_cached() {
+void KvCache::drop_idle() {
   for (int32_t block : idle_) {
-    index_.forget(block);
+    kept_[static_cast<size_t>(block)] = 0;
     free_.push_back(block);
+    if (on_evict_) on_evict_(block);
   }
   idle_.clear();
 }
 
-void KvCache::read_block(int seq, int64_t index, std::span<uint8_t> out) const {
-  tiles_.read_block(sequence(seq).blocks.at(static_cast<size_t>(index)), out);
+void KvCache::read_block(int32_t block, std::span<uint8_t> out) const { tiles_.read_block(block, out); }
+
+int32_t KvCache::fill_idle_block(std::span<const uint8_t> data, int32_t spare) {
+  if (data.size() != block_bytes()) throw std::invalid_argument("KV cache: a block's data is block_bytes() bytes");
+  if (free_blocks() == 0 || !shares_prefixes()) return -1;
+  if (spare >= 0) hold(spare);  // taking a block must not evict it
+  const int32_t block = take_block();
+  if (spare >= 0) let_go(spare);
+  tiles_.write_block(block, data);
+  kept_[static_cast<size_t>(block)] = 1;
+  let_go(block);
+  return block;
 }
 
-int32_t KvCache::adopt(int32_t parent, uint64_t hash, std::span<const int32_t> block_tokens,
-                       std::span<const uint8_t> data) {
-  if (data.size() != block_bytes()) throw std::invalid_argument("KV cache: adopt needs block_bytes() bytes");
-  if (free_blocks() == 0 || !shares_prefixes()) return -1;
-  if (parent >= 0) hold(parent);  // taking a block must not evict the parent
-  const int32_t block = take_block();
-  if (parent >= 0) let_go(parent);
-  tiles_.write_block(block, data);
-  const bool published = index_.publish(block, parent, hash, block_tokens) == block;
-  let_go(block);  // idle when published, free otherwise
-  return published ? block : -1;
+void KvCache::discard(int32_t block) {
+  const auto b = static_cast<size_t>(block);
+  if (refs_.at(b) != 0 || !kept_[b]) throw std::logic_error("KV cache: only an idle kept block is discarded");
+  idle_.erase(idle_at_[b]);
+  kept_[b] = 0;
+  free_.push_back(block);
 }
 
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {

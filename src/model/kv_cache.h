@@ -12,23 +12,24 @@
 // not fail mid-step reserves them itself beforehand (reserve() says whether the pool had room)
 // and preempts when it has not.
 //
-// The prefix cache: a sequence's whole blocks, once computed, may be published (publish());
-// a later sequence whose tokens begin with the same whole blocks attaches them by reference
-// (find_prefix(), attach()) and computes only the rest. Blocks are counted by reference: one
-// that a sequence lets go of goes back to the free list only when no other sequence holds it,
-// and a published one stays in the pool, idle, until a reservation needs its space (the least
-// recently used goes first). free_blocks() counts idle blocks as free: the cache holds only
-// memory that no sequence asks for. A sequence only writes positions past its attached ones,
-// into blocks of its own, so a shared block is never written.
+// Blocks are counted by reference, so that sequences can share them: the prefix cache (its
+// policy: engine/prefix_cache.h) attaches a cached prefix's blocks to a new sequence (attach())
+// and marks the blocks it indexes as kept (keep()). A block no sequence holds goes back to the
+// free list, unless it is kept: then it stays in the pool, idle, until a reservation needs its
+// space (the least recently idle first, and the on_evict callback hears of it). free_blocks()
+// counts idle blocks as free: the cache holds only memory that no sequence asks for. A sequence
+// only writes positions past its attached ones, into blocks of its own, so a kept block is never
+// written.
 //
 // A model's sliding-window layers (ModelConfig::windowed) keep their keys and values in a
 // KvWindow of their own, which lets go of what falls behind the window; the pool's blocks hold
-// the other layers. Such a cache shares no prefixes (find_prefix finds none, publish and adopt
-// keep none): a prefix's window is gone once its sequence has moved past it.
+// the other layers. Such a cache shares no prefixes (shares_prefixes() is false): a prefix's
+// window is gone once its sequence has moved past it.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <span>
@@ -39,7 +40,6 @@
 #include "model/config.h"
 #include "model/kv_tiles.h"
 #include "model/kv_window.h"
-#include "model/prefix_index.h"
 
 namespace nanoserve::model {
 
@@ -68,10 +68,8 @@ class KvCache {
   static constexpr int64_t kDefaultBlockSize = 16;
 
   // A pool of ceil(capacity / block_size) blocks for up to n_seq sequences (ids 0..n_seq-1).
-  // Throws std::invalid_argument when capacity, n_seq or block_size is not positive. `hash`
-  // names prefixes (PrefixIndex; replaceable so that a test can force collisions).
-  KvCache(const ModelConfig& config, int64_t capacity, int n_seq = 1, int64_t block_size = kDefaultBlockSize,
-          PrefixIndex::HashFn hash = PrefixIndex::chain_hash);
+  // Throws std::invalid_argument when capacity, n_seq or block_size is not positive.
+  KvCache(const ModelConfig& config, int64_t capacity, int n_seq = 1, int64_t block_size = kDefaultBlockSize);
 
   // Whether this cache was made for a model of this shape.
   bool fits(const ModelConfig& c) const;
@@ -105,51 +103,40 @@ class KvCache {
   // pool has too few free blocks.
   bool reserve(int seq, int64_t n_positions);
   // Empties a sequence: its length becomes 0 and it lets go of its blocks (each goes back to
-  // the pool when no other sequence holds it; a published one stays cached, idle).
+  // the pool when no other sequence holds it; a kept one stays idle).
   void clear(int seq);
   // Shortens a sequence to its first n positions (speculative decoding drops the positions of
   // rejected draft tokens): blocks past them are let go of. Throws std::out_of_range for n
-  // beyond its length or inside its published blocks (those hold verified tokens only).
+  // beyond its length or inside a kept block (one the prefix cache shares is never written).
   void truncate(int seq, int64_t n);
   // Whether truncate(seq, n) can (a windowed cache cannot go back behind its windows).
   bool can_truncate(int seq, int64_t n) const;
 
-  // The prefix cache (see the top of this file).
-  struct PrefixHit {
-    std::vector<int32_t> blocks;  // cached blocks to attach by reference, in order
-    int32_t copied = -1;          // a cached block whose first positions go into a new block
-    int64_t positions = 0;        // positions the sequence holds once attached
-    int64_t pool_cost = 0;        // free blocks that attaching takes (idle ones it holds, the copy's)
+  // Sharing blocks (see the top of this file). A prefix to attach: blocks held by reference, in
+  // order, then a block whose first positions are copied into one of the sequence's own.
+  struct Attachment {
+    std::vector<int32_t> blocks;
+    int32_t copied = -1;
+    int64_t positions = 0;  // positions the sequence holds once attached
   };
-  // Appends the chain hashes of the whole blocks of `tokens` that `hashes` lacks (kept by the
-  // caller per sequence, extended as its tokens grow).
-  void extend_chain(std::span<const int32_t> tokens, std::vector<uint64_t>& hashes) const {
-    index_.extend_chain(tokens, hashes);
-  }
-  // The longest published prefix of `tokens`, at most `limit` positions (a sequence must still
-  // compute its last token to get its logits): whole blocks shared, then the first positions of
-  // a cached block copied (rather than shared: the sequence writes the rest), where `limit` ends
-  // inside a matched block, or where the tokens past the whole blocks begin a cached block that
-  // followed them.
-  PrefixHit find_prefix(std::span<const int32_t> tokens, std::span<const uint64_t> hashes, int64_t limit) const;
-  // Gives an empty sequence the hit's positions; the pool must have hit.pool_cost free blocks.
-  void attach(int seq, const PrefixHit& hit);
-  // Publishes the sequence's whole blocks computed since the last call (tokens: at least its
-  // length; hashes: extend_chain's over them).
-  void publish(int seq, std::span<const int32_t> tokens, std::span<const uint64_t> hashes);
-  int64_t cached_blocks() const { return static_cast<int64_t>(idle_.size()); }  // published, idle
+  int64_t attach_cost(const Attachment& a) const;  // free blocks attaching takes (idle ones held, the copy)
+  // Gives an empty sequence the attachment's positions; the pool must have attach_cost() free blocks.
+  void attach(int seq, const Attachment& a);
+  void keep(int32_t block);  // stays in the pool, idle, when no sequence holds it
+  bool kept(int32_t block) const { return kept_.at(static_cast<size_t>(block)) != 0; }
+  // Called with a kept idle block as a reservation takes it (or drop_idle() forgets it).
+  void on_evict(std::function<void(int32_t)> callback) { on_evict_ = std::move(callback); }
+  int64_t cached_blocks() const { return static_cast<int64_t>(idle_.size()); }  // kept, idle
   int64_t shared_blocks(int seq) const;  // blocks of seq that another sequence holds too
-  uint64_t evictions() const { return evictions_; }  // idle cached blocks given to a reservation
-  // Forgets every idle cached block.
-  void drop_cached();
+  uint64_t evictions() const { return evictions_; }  // idle kept blocks given to a reservation
+  void drop_idle();  // forgets every idle kept block
 
-  // For the disk tier (KvDiskCache): a block's keys and values as block_bytes() bytes.
-  int64_t published_blocks(int seq) const { return sequence(seq).published; }  // leading blocks of its table
-  void read_block(int seq, int64_t index, std::span<uint8_t> out) const;  // block `index` of seq's table
-  // Puts bytes read back into a block of the pool (free, else the least recently used idle
-  // one), published after `parent` (see PrefixIndex::publish) and idle. Returns the block, or
-  // -1 when the pool has no block to give or the index refuses it.
-  int32_t adopt(int32_t parent, uint64_t hash, std::span<const int32_t> block_tokens, std::span<const uint8_t> data);
+  // A block's keys and values as block_bytes() bytes (the prefix cache's disk tier).
+  void read_block(int32_t block, std::span<uint8_t> out) const;
+  // Writes bytes read back into a block the pool can spare (free, else the least recently idle
+  // one other than `spare`), kept and idle. Returns it, or -1 when the pool has none to give.
+  int32_t fill_idle_block(std::span<const uint8_t> data, int32_t spare);
+  void discard(int32_t block);  // an idle kept block goes back to the free list, unkept
 
   // The forward pass stores position pos of a sequence (reserved already; kv_dim keys and
   // values, rounded to F16), then reads positions [0, pos] through view(), which says where
@@ -163,11 +150,9 @@ class KvCache {
   struct Sequence {
     int64_t length = 0;
     std::vector<int32_t> blocks;  // block table
-    int64_t published = 0;        // leading blocks of the table offered to the index
-    int32_t chain = -1;           // the published block that holds the same prefix as blocks[published - 1]
-    bool publishing = true;       // false once a block could not be published (the rest never are)
   };
   const Sequence& sequence(int seq) const;
+  bool cuts_kept_block(const Sequence& s, int64_t n) const;  // truncating s to n would write a kept block
   int32_t take_block();  // a free block, else the least recently used idle one, with one reference
   void hold(int32_t block);     // one more reference (an idle block leaves the idle list)
   void let_go(int32_t block);   // one reference less
@@ -177,8 +162,9 @@ class KvCache {
   std::vector<Sequence> sequences_;
   std::vector<int32_t> free_;  // free block ids; taken from the back
   std::vector<int32_t> refs_;  // per block: the sequences that hold it
-  PrefixIndex index_;
-  std::list<int32_t> idle_;    // published blocks nobody holds, least recently used first
+  std::vector<uint8_t> kept_;  // per block: stays idle when nobody holds it
+  std::function<void(int32_t)> on_evict_;
+  std::list<int32_t> idle_;    // kept blocks nobody holds, least recently idle first
   std::vector<std::list<int32_t>::iterator> idle_at_;  // per block, valid while it is idle
   uint64_t evictions_ = 0;
   // Per layer: where its keys and values are (the pool's tiles, or the window's) and its index there.

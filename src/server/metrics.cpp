@@ -122,7 +122,7 @@ std::string ServerMetrics::prometheus_text(const std::optional<engine::EngineMet
                   "Admissions that found every prompt position and the logits after them cached: their first token "
                   "took no forward step.",
                   engine->prefix_logits_hits);
-    const model::KvDiskStats& disk = engine->prefix_disk;
+    const engine::KvDiskStats& disk = engine->prefix_disk;
     write_gauge(out, "nanoserve_prefix_cache_disk_blocks", "KV blocks in the prefix cache's disk tier (--cache-dir).",
                 static_cast<double>(disk.blocks));
     write_gauge(out, "nanoserve_prefix_cache_disk_bytes", "Bytes of the prefix cache's disk tier.",

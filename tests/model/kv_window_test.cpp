@@ -141,14 +141,11 @@ TEST(KvWindow, TruncationKeepsTheWindowOrRefuses) {
 TEST(KvWindow, NoPrefixIsShared) {
   const ModelConfig c = gemma_like();
   KvCache cache(c, 1024, 2, kWindowBlock);
-  std::vector<int32_t> tokens(64, 7);
-  std::vector<uint64_t> hashes;
-  cache.extend_chain(tokens, hashes);
+  EXPECT_FALSE(cache.shares_prefixes());
   append(cache, c, 0, 64);
-  cache.publish(0, tokens, hashes);
-  EXPECT_EQ(cache.find_prefix(tokens, hashes, 63).positions, 0);
+  EXPECT_THROW(cache.keep(cache.block_table(0)[0]), std::logic_error);
   std::vector<uint8_t> block(cache.block_bytes());
-  EXPECT_EQ(cache.adopt(-1, hashes[0], std::span(tokens).first(kWindowBlock), block), -1);
+  EXPECT_EQ(cache.fill_idle_block(block, -1), -1);
   cache.clear(0);
   EXPECT_EQ(cache.cached_blocks(), 0);
   EXPECT_EQ(cache.used_bytes(), 0u);

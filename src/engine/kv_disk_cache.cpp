@@ -1,4 +1,4 @@
-#include "model/kv_disk_cache.h"
+#include "engine/kv_disk_cache.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 
 #include "gguf/file.h"
 #include "model/config.h"
-#include "model/hash.h"
+#include "engine/hash.h"
 
-namespace nanoserve::model {
+namespace nanoserve::engine {
 namespace {
 
 namespace fs = std::filesystem;
@@ -94,7 +94,7 @@ bool read_all(int fd, std::span<uint8_t> bytes) {
 
 }  // namespace
 
-uint64_t kv_fingerprint(const gguf::File& file, const ModelConfig& c, int64_t block_size) {
+uint64_t kv_fingerprint(const gguf::File& file, const model::ModelConfig& c, int64_t block_size) {
   // The layout: keys and values in the cache's type (as ggml numbers it: F16 1, Q8_0 8; Q8_0
   // 8 + 256 since its keys lie four dimensions a lane, 8 + 512 since its values lie four slots a
   // lane, so that entries of an earlier Q8_0 layout are not read as this one), per layer and KV
@@ -319,4 +319,4 @@ void KvDiskCache::evict_over_bound() {
   }
 }
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine

@@ -1,7 +1,7 @@
 // The prefix cache's disk tier: whole KV blocks in files, found again after they left the pool
 // and after a restart.
 //
-// One file per block, named by its chain hash (PrefixIndex), in a folder named by the model's
+// One file per block, named by its chain hash (engine/prefix_index.h), in a folder named by the model's
 // fingerprint (its tensor data and the KV layout: another model or cache layout never reads
 // them). A file holds the tokens of the whole prefix up to and including its block, so a hit
 // is exact, not a matter of hashes; a checksum covers the file. A truncated, corrupt or foreign
@@ -31,11 +31,13 @@ class File;
 }
 
 namespace nanoserve::model {
-
 struct ModelConfig;
+}
+
+namespace nanoserve::engine {
 
 // What identifies the keys and values a model computes: its tensor data and the cache's layout.
-uint64_t kv_fingerprint(const gguf::File& file, const ModelConfig& config, int64_t block_size);
+uint64_t kv_fingerprint(const gguf::File& file, const model::ModelConfig& config, int64_t block_size);
 
 struct KvDiskOptions {
   std::string dir;              // the files go to dir/<fingerprint as 16 hex digits>/
@@ -110,4 +112,4 @@ class KvDiskCache {
   std::thread thread_;  // last: it starts once everything above exists
 };
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine

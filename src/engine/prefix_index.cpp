@@ -1,11 +1,11 @@
-#include "model/prefix_index.h"
+#include "engine/prefix_index.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "model/hash.h"
+#include "engine/hash.h"
 
-namespace nanoserve::model {
+namespace nanoserve::engine {
 
 uint64_t PrefixIndex::chain_hash(uint64_t parent, std::span<const int32_t> block_tokens) {
   uint64_t h = mix64(parent);
@@ -100,4 +100,4 @@ void PrefixIndex::forget(int32_t block) {
   e.tokens.clear();
 }
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine

@@ -6,9 +6,9 @@
 #include <numeric>
 #include <vector>
 
-#include "model/prefix_index.h"
+#include "engine/prefix_index.h"
 
-namespace nanoserve::model {
+namespace nanoserve::engine::prefix_index_test {
 namespace {
 
 constexpr int64_t kBlock = 4;
@@ -150,4 +150,4 @@ TEST(PrefixIndex, ForgettingABlockCutsTheChainsAfterIt) {
 }
 
 }  // namespace
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine::prefix_index_test

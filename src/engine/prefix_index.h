@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace nanoserve::model {
+namespace nanoserve::engine {
 
 class PrefixIndex {
  public:
@@ -79,4 +79,4 @@ class PrefixIndex {
   std::unordered_map<uint64_t, int32_t> by_hash_;
 };
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine

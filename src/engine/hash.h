@@ -1,4 +1,4 @@
-// The one 64-bit mixing function of the model room's hashes (the prefix index's chain hashes,
+// The one 64-bit mixing function of the prefix cache's hashes (the prefix index's chain hashes,
 // the disk tier's checksums and model fingerprint): splitmix64's finalizer, every input bit
 // reaches every output bit. Fast and well spread; not a cryptographic hash (nothing trusts
 // it alone: a match is always checked against the tokens).
@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace nanoserve::model {
+namespace nanoserve::engine {
 
 inline uint64_t mix64(uint64_t x) {
   x ^= x >> 30;
@@ -16,4 +16,4 @@ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine

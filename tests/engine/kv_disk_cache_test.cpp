@@ -9,10 +9,10 @@
 #include <numeric>
 #include <vector>
 
-#include "model/kv_disk_cache.h"
+#include "engine/kv_disk_cache.h"
 #include "support/test_paths.h"
 
-namespace nanoserve::model {
+namespace nanoserve::engine::kv_disk_cache_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -41,7 +41,7 @@ class KvDiskCacheTest : public ::testing::Test {
  protected:
   void SetUp() override { fs::create_directories(dir_); }
   void TearDown() override { fs::remove_all(dir_); }
-  std::string dir_ = test::temp_file("kv-disk");
+  std::string dir_ = nanoserve::test::temp_file("kv-disk");
 };
 
 TEST_F(KvDiskCacheTest, BlocksComeBackExactlyAfterARestart) {
@@ -145,4 +145,4 @@ TEST_F(KvDiskCacheTest, AFullQueueDropsBlocksInsteadOfWaiting) {
 }
 
 }  // namespace
-}  // namespace nanoserve::model
+}  // namespace nanoserve::engine::kv_disk_cache_test

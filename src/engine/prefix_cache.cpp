@@ -1,0 +1,188 @@
+#include "engine/prefix_cache.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace nanoserve::engine {
+
+namespace {
+
+std::unique_ptr<KvDiskCache> disk_tier(const model::KvCache& pool, const std::optional<KvDiskOptions>& options) {
+  if (!options) return nullptr;
+  if (!pool.shares_prefixes())
+    throw std::invalid_argument("--cache-dir: this model's sliding-window layers keep only their window, so its "
+                                "prefixes are not cached");
+  KvDiskOptions o = *options;
+  o.block_size = pool.block_size();
+  o.block_bytes = pool.block_bytes();
+  return std::make_unique<KvDiskCache>(std::move(o));
+}
+
+}  // namespace
+
+PrefixCache::PrefixCache(model::KvCache& pool, PrefixCacheOptions options)
+    : pool_(pool),
+      enabled_(options.enabled && pool.shares_prefixes()),
+      block_states_(options.block_states),
+      index_(pool.n_blocks(), pool.block_size(), options.hash),
+      slots_(static_cast<size_t>(pool.n_seq())),
+      last_logits_(std::max<size_t>(1, options.last_logits)),
+      disk_(disk_tier(pool, options.disk)),
+      block_buffer_(disk_ ? pool.block_bytes() : 0) {
+  pool_.on_evict([this](int32_t block) { forget(block); });
+}
+
+PrefixCache::Hit PrefixCache::find(std::span<const int32_t> tokens, std::span<const uint64_t> hashes,
+                                   int64_t limit) const {
+  Hit hit;
+  if (!enabled_) return hit;
+  model::KvCache::Attachment& a = hit.attachment;
+  const int64_t block = pool_.block_size();
+  a.blocks = index_.match(tokens, hashes);
+  const auto matched = static_cast<int64_t>(a.blocks.size()) * block;
+  limit = std::max<int64_t>(0, std::min(limit, static_cast<int64_t>(tokens.size())));
+  if (limit < matched) {  // the limit ends inside the matched blocks: the last one is copied
+    const auto whole = static_cast<size_t>(limit / block);
+    if (limit % block != 0) a.copied = a.blocks[whole];
+    a.blocks.resize(whole);
+    a.positions = limit;
+  } else {
+    a.positions = matched;
+    // The tokens past the whole blocks may begin a cached block that followed the last one
+    // (the previous turn's answer, the same prompt sent before): its first positions are copied.
+    if (!a.blocks.empty() && matched < limit) {
+      const auto [child, agree] = index_.longest_child(a.blocks.back(), tokens.subspan(static_cast<size_t>(matched)));
+      const int64_t used = std::min(agree, limit - matched);
+      if (used > 0) {
+        a.copied = child;
+        a.positions += used;
+      }
+    }
+  }
+  if (block_states_) end_at_state(hit);
+  hit.pool_cost = pool_.attach_cost(a);
+  return hit;
+}
+
+void PrefixCache::end_at_state(Hit& hit) const {
+  model::KvCache::Attachment& a = hit.attachment;
+  a.copied = -1;
+  while (!a.blocks.empty() && !states_.contains(a.blocks.back())) a.blocks.pop_back();
+  a.positions = static_cast<int64_t>(a.blocks.size()) * pool_.block_size();
+}
+
+PrefixCache::Hit PrefixCache::find_start(std::span<const int32_t> tokens, std::span<const uint64_t> hashes) const {
+  const auto n = static_cast<int64_t>(tokens.size());
+  return find(tokens, hashes, last_logits_.contains(tokens) ? n : n - 1);
+}
+
+int64_t PrefixCache::start(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {
+  const Hit hit = find_start(tokens, hashes);
+  int64_t cached = 0;
+  if (hit.pool_cost <= pool_.free_blocks()) {
+    attach(slot, hit);
+    cached = hit.attachment.positions;
+  }
+  ++lookups_;
+  hit_tokens_ += static_cast<uint64_t>(cached);
+  miss_tokens_ += static_cast<uint64_t>(static_cast<int64_t>(tokens.size()) - cached);
+  return cached;
+}
+
+void PrefixCache::attach(int slot, const Hit& hit) {
+  pool_.attach(slot, hit.attachment);
+  const std::vector<int32_t>& blocks = hit.attachment.blocks;
+  slots_.at(static_cast<size_t>(slot)) =
+      Slot{.published = static_cast<int64_t>(blocks.size()), .chain = blocks.empty() ? -1 : blocks.back()};
+}
+
+void PrefixCache::publish(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {
+  if (!enabled_) return;
+  Slot& s = slots_.at(static_cast<size_t>(slot));
+  const std::span<const int32_t> table = pool_.block_table(slot);
+  const int64_t block = pool_.block_size();
+  const int64_t whole = std::min(pool_.length(slot), static_cast<int64_t>(tokens.size())) / block;
+  for (int64_t i = s.published; s.publishing && i < whole && i < static_cast<int64_t>(hashes.size()); ++i) {
+    const auto own = table[static_cast<size_t>(i)];
+    const int32_t stands = index_.publish(own, s.chain, hashes[static_cast<size_t>(i)],
+                                          tokens.subspan(static_cast<size_t>(i * block), static_cast<size_t>(block)));
+    if (stands < 0) {
+      s.publishing = false;
+    } else {
+      if (stands == own) pool_.keep(own);
+      s.chain = stands;
+      s.published = i + 1;
+    }
+  }
+}
+
+void PrefixCache::release(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {
+  if (disk_ && enabled_) spill(slot, tokens, hashes);
+  pool_.clear(slot);
+  slots_.at(static_cast<size_t>(slot)) = Slot{};
+}
+
+void PrefixCache::spill(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {
+  const int64_t block = pool_.block_size();
+  const std::span<const int32_t> table = pool_.block_table(slot);
+  for (int64_t i = 0; i < slots_.at(static_cast<size_t>(slot)).published; ++i) {
+    const uint64_t hash = hashes[static_cast<size_t>(i)];
+    if (disk_->contains(hash)) continue;
+    pool_.read_block(table[static_cast<size_t>(i)], block_buffer_);
+    if (!disk_->store(hash, tokens.first(static_cast<size_t>((i + 1) * block)), block_buffer_)) return;
+  }
+}
+
+void PrefixCache::prefetch(std::span<const int32_t> tokens, std::span<const uint64_t> hashes, int64_t room) {
+  if (!disk_ || !enabled_) return;
+  const auto block = static_cast<size_t>(pool_.block_size());
+  const std::vector<int32_t> in_pool = index_.match(tokens, hashes);
+  int32_t parent = in_pool.empty() ? -1 : in_pool.back();
+  for (size_t i = in_pool.size(), read = 0; i < hashes.size() && static_cast<int64_t>(read) < room; ++i, ++read) {
+    if (!disk_->contains(hashes[i])) return;
+    const std::span<const int32_t> prefix = tokens.first((i + 1) * block);
+    if (!disk_->load(hashes[i], prefix, block_buffer_)) return;
+    const int32_t filled = pool_.fill_idle_block(block_buffer_, parent);
+    if (filled < 0) return;
+    if (index_.publish(filled, parent, hashes[i], prefix.last(block)) != filled) {
+      pool_.discard(filled);
+      return;
+    }
+    parent = filled;
+  }
+}
+
+void PrefixCache::keep_logits(std::span<const int32_t> tokens, std::span<const float> logits) {
+  if (enabled_) last_logits_.put(tokens, logits);
+}
+
+std::span<const float> PrefixCache::take_logits(std::span<const int32_t> tokens) {
+  const std::span<const float> logits = last_logits_.find(tokens);
+  if (!logits.empty()) ++logits_hits_;
+  return logits;
+}
+
+void PrefixCache::keep_state(int slot, int64_t index, std::vector<uint8_t> state) {
+  if (!enabled_ || !block_states_) return;
+  if (index < 0 || index >= slots_.at(static_cast<size_t>(slot)).published)
+    throw std::out_of_range("prefix cache: a state is kept after a published block only");
+  const int32_t block = pool_.block_table(slot)[static_cast<size_t>(index)];
+  if (pool_.kept(block)) states_[block] = std::move(state);  // a duplicate block's prefix has its own
+}
+
+std::span<const uint8_t> PrefixCache::state_after(int32_t block) const {
+  const auto found = states_.find(block);
+  return found == states_.end() ? std::span<const uint8_t>{} : std::span<const uint8_t>(found->second);
+}
+
+void PrefixCache::forget(int32_t block) {
+  index_.forget(block);
+  states_.erase(block);
+}
+
+PrefixCacheStats PrefixCache::stats() const {
+  return {.lookups = lookups_, .hit_tokens = hit_tokens_, .miss_tokens = miss_tokens_, .logits_hits = logits_hits_};
+}
+
+}  // namespace nanoserve::engine
