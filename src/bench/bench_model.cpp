@@ -119,7 +119,7 @@ double synth_units(const ModelSpec& spec) {
   const double per_layer = static_cast<double>(c.n_embd) *
                            (2.0 * c.q_dim() + 2.0 * c.kv_dim() + 3.0 * c.n_ff + 3.0 * c.n_expert * c.n_ff_expert);
   const double params = static_cast<double>(c.n_vocab) * c.n_embd + c.n_layer * per_layer;
-  return params / 5e5;  // about a minute per 0.5B parameters on 2 cores
+  return params / 5e5;  // time grows with the parameters; a rough calibration (experiments/serving-notes.md)
 }
 
 std::string cached_synth_model(const ModelSpec& spec, const std::string& tokenizers_dir,

@@ -2,9 +2,8 @@
 // server: decode rate on a short prompt and TTFT on a long one, peak memory, and the
 // figures the charts turn into achieved GB/s of weights (decode tok/s × bytes a decode step
 // reads) and its fraction of this machine's read bandwidth, measured around each model's
-// decode requests: on a shared machine other tenants' traffic moves it within seconds (the
-// 2-core VM switches between about 33 and 50 GB/s), so one measurement at the start made
-// some models read "115%" of it.
+// decode requests: on a shared machine other tenants' traffic moves it within seconds, so one
+// measurement at the start made some models read more than 100% of it.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -126,9 +126,9 @@ std::vector<int32_t> source_prompt(const tokenizer::Tokenizer& tok, const std::s
 
 // One side of a comparison: a server, and whether its requests speculate. Speculation off is
 // the lookup server's own requests with "speculative": false, not a server of its own: each
-// server process holds its own copy of the weights, and on this machine identical servers decode
-// up to 1.27x apart by where that copy landed (three `--spec off` servers, 8 streams of
-// qwen2.5-0.5b Q8_0: 19.9, 23.6 and 25.3 ms a step), more than speculation's own effect.
+// server process holds its own copy of the weights, and identical servers decode at rates
+// further apart, by where that copy landed, than speculation's own effect
+// (experiments/serving-notes.md).
 struct SpecArm {
   std::string spec;
   Target* target = nullptr;

@@ -4,7 +4,7 @@
 //
 // On a shared machine the bandwidth comes and goes with other tenants' traffic, within
 // seconds: a reading taken apart from decode (the best of 15 reads of a buffer of its own,
-// also printed) can fall in a burst and say 35 or 59 GB/s for the same machine. So the
+// also printed) can fall in a burst and differ widely from one run to the next. So the
 // fraction is taken against reads made during decode itself: every kReadEvery steps, one read
 // of all the model's weights on the model's own threads (not counted in decode's time).
 //

@@ -220,8 +220,8 @@ std::vector<int64_t> DraftPolicy::allocate(int64_t base_tokens, int64_t max_extr
   const size_t n = candidates.size();
   // Drafts are judged on the step without the prompts' chunks it may carry (as exploring is,
   // below): the tokens they save would otherwise come from decode steps, and against those they
-  // must pay; beside a chunk each draft row only delays the prompts (8 pycoder prompts at once:
-  // 248 ms to the last first token without speculation, 262 with lookup, when judged with it).
+  // must pay; beside a chunk each draft row only delays the prompts (measured:
+  // experiments/draft-policy.md).
   const int64_t rows = std::max<int64_t>(1, base_tokens);
   const double tokens = static_cast<double>(rows);
   const StepTimes::Line step = times_.line(rows);

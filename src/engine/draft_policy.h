@@ -1,46 +1,8 @@
 // How many draft tokens each sequence checks in a step: the numbers that maximize the step's
-// expected tokens per second, from three measurements, not constants.
-//
-// - The step's cost by its row count: a forward step reads the weights once whatever its rows,
-//   so on a memory-bound machine a few more rows cost little. The step times themselves give a
-//   line, time = fixed + per_row × rows (least squares over recent decode and verify steps,
-//   older ones weighing less, drawn through the steps of at least the step's rows without
-//   drafts where two row counts are measured there); until steps of two row counts are
-//   measured, a row costs nothing (so that drafts get tried and measured). Every
-//   kPlainEvery-th step drafts nothing, so that the line keeps a point without drafts (a
-//   sequence that always drafts would otherwise leave only one row count to measure).
-// - Each sequence's acceptance: the chance that its next draft token is right, from its recent
-//   verify steps (a token is accepted only after every one before it was, so a draft of k adds
-//   a + a² + ... + a^k tokens on average).
-// - Drafting's own cost (DraftingTimes): a draft model runs one pass per token of the longest
-//   draft, each pass over the sequences whose drafts reach that far, so its time is a cost per
-//   pass and a cost per draft token, both fitted to the measured drafting times (prompt lookup
-//   costs next to nothing). Drafts for many sequences at once cost their rows on the draft
-//   model as the step does on the model, not one pass's time.
-// - What a drafter must take in before it drafts for a sequence (a draft model's prefill of a
-//   new prompt, or of what the sequence generated while it did not draft), at its measured
-//   seconds per token: an investment that the sequence's remaining tokens pay back, so a step
-//   is charged the share of it that its drafts' tokens are of the sequence's remaining ones.
-// - What a sequence's gained tokens are worth: a token where ending it sooner shortens the
-//   batch's steps or lets a waiting request in sooner; else (streams started together, another
-//   outlasting it) only the rows it spares of steps the batch takes anyway (worth()).
-//
-// For each longest draft K (0, 1, 2, ...) drafts are handed out one token at a time to the
-// sequence whose next one is most likely accepted, while the expected tokens grow faster than
-// the step's time; the K whose step gives the most tokens per second, drafting included, wins
-// (by a margin over no drafts: the model has its errors). A new sequence first drafts one
-// token, to learn its acceptance. A sequence whose drafts stop paying stops drafting and tries
-// again (one token) after a pause that doubles each time it still does not pay (and resets
-// when its drafts pay again), so a text that never repeats costs a draft row only now and
-// then, and so does one whose drafts are right but cost more than they give (a step whose
-// every row costs as much as a token: many sequences on a compute-bound kernel). A sequence
-// whose drafter must first take in tokens explores only where drafting could pay even with
-// every draft token right, in a decode step of every sequence of the batch (those taking in
-// their prompts, or waiting for a slot, decode in the steps that would repay it; else it
-// pauses as above): a draft model as dear as the model itself, under load, then costs no
-// prefill of every prompt to learn that. Where guesses cost nothing (prompt lookup), no row
-// is spent to learn: the guess a sequence would have drafted in each step without drafts is
-// judged instead (record_guess), and nothing explores.
+// expected tokens per second, drafting included, from what the engine measures as it runs (the
+// step's cost by rows, each sequence's acceptance, drafting's own cost and intake), not from
+// constants, so that drafts are spent only where they pay on this machine and this load.
+// How it decides, step by step: experiments/draft-policy.md.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // The threads of the HTTP server, taking turns at its event loop (the leader/followers
 // pattern): the leader waits on every socket; when it finds complete requests it runs one
 // itself and a follower takes over the loop. The thread that read a request answers it, with
-// no hand-off between threads on the way to the first token (a hand-off to a worker pool cost
-// 0.17 ms of TTFT on 2 cores, measured with the suite's overhead phase).
+// no hand-off between threads on the way to the first token (a hand-off to a worker pool adds
+// to TTFT: experiments/serving-notes.md).
 #pragma once
 
 #include <condition_variable>

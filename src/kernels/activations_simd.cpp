@@ -120,9 +120,8 @@ void QuantizeQ8Block32(const float* x, int64_t n, int8_t* q, float* d, float* s,
 }
 
 // The signed value of the first of x[0..count) whose magnitude is amax, as the scalar code picks
-// it: a vector compare a step. With the scalar scan it replaces, rounding a 4864-wide row (a 0.5B
-// down projection's input) took 4.6 µs on the 2-core VM's AVX2 target; now 1.6 µs
-// (matmul_bench quantize/Q8_K/1), every decode step's K-quant matmul waiting on it.
+// it: a vector compare a step, since every decode step's K-quant matmul waits on this rounding
+// (a scalar scan was slower: experiments/kernel-notes.md).
 float FirstOfMagnitude(const float* x, int count, float amax) {
   const hn::ScalableTag<float> df;
   const int N = static_cast<int>(hn::Lanes(df));

@@ -40,10 +40,8 @@ constexpr int kValueHeads = 8;  // query heads whose weighted values share one p
 // Each block's tiles are fetched while the kernels work on the block before it (a sequence's
 // cache is usually out of the core's caches: other sequences and layers ran since; and where
 // sequences share the pool, a sequence's blocks lie anywhere in it, where no hardware
-// prefetcher looks). Fetching 3-4 blocks ahead instead made no difference, with blocks apart
-// (the 1.7B shape's decode attention at 1050 positions, 300-360 µs a layer either way;
-// bench/attention_bench even) and in runs (0.5B after 512 positions, 1.7B after 1024).
-// (PrefetchUntil, prefetch-inl.h.)
+// prefetcher looks). One block ahead is enough: fetching 3-4 ahead made no difference
+// (experiments/kernel-notes.md). (PrefetchUntil, prefetch-inl.h.)
 
 // A block's F16 tile of keys or values as float vectors and floats (KvView): Key(d, t0) the
 // lanes [t0, t0 + N) of key dimension d's row; Value(p, i) position p's values [i, i + N);
@@ -94,7 +92,7 @@ void ScoresVector(const float* qt, const F16Tile& tile, const uint8_t* next_k, i
   static_assert(kChains == 1 || kChains == 2);
   // Chain c takes the dimensions d with d % kChains == c: the loop steps kChains dimensions at
   // a time, with no branch on d (a branch in the loop made GCC keep the sums in memory and
-  // zero them with rep stos on every call: 10% of the kernel at 640 positions).
+  // zero them with rep stos on every call).
   hn::Vec<DF> acc0[NH], acc1[NH];
   HWY_UNROLL(16)
   for (int j = 0; j < NH; ++j) acc0[j] = acc1[j] = hn::Zero(df);

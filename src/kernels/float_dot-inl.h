@@ -107,8 +107,8 @@ HWY_NOINLINE void FloatTile(const uint8_t* w0, uint64_t row_bytes, const uint8_t
 // serves several activation rows.
 constexpr int kFloatTileRows = 4;
 // Activation rows per tile: 4 × 6 accumulators where there are 32 vector registers (AVX-512,
-// NEON; 6 rather than 4 was 5-10% faster on the Xeon VM, prefill's matmul/F16/64 in 4 of 4
-// alternating runs), 4 × 2 in the 16 of the other x86 targets (AVX2, SSE4).
+// NEON; 6 rather than 4 by measurement, experiments/kernel-notes.md), 4 × 2 in the 16 of the
+// other x86 targets (AVX2, SSE4).
 constexpr int kFloatTileActs = !HWY_ARCH_X86 || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL ? 6 : 2;
 // Outputs of the largest tile.
 constexpr int kFloatTileOutputs = kFloatTileRows * kFloatTileActs;

@@ -1,6 +1,6 @@
 // Anonymous memory with a huge-page hint, for buffers that are streamed as the model's weights
 // are (the bandwidth measurement, the decode-traffic benchmark): with 4 KiB pages a stream
-// costs a TLB walk every 4 KiB, and read about 12% slower here. (gguf::File maps the weights
+// costs a TLB walk every 4 KiB, which slows it. (gguf::File maps the weights
 // themselves, aligned so that its copy can take the file mapping's place.)
 #pragma once
 

@@ -11,19 +11,11 @@
 
 namespace nanoserve::kernels {
 
-// Up to this many activation rows (decode of one to three sequences) a matmul is bound by the
-// weights' stream, and reads it as one, with no software prefetch: a pair of interleaved
-// groups (tensor/interleave.h) in one pass of the 8-lane kernels (their 512-bit versions read
-// the same stream 4-11% slower in decode: gate/up 4.26-4.38 against 4.78-5.02 ms a step on the
-// 0.5B Q4_K_M file). The hardware prefetchers follow one sequential stream per core at the full rate
-// (Zen 4 VM, a synthetic stream of 512-bit byte dots: 55-58 GB/s on 2 cores), where a software
-// prefetch 32 KiB ahead capped it near 42 GB/s and two streams a group apart (the pair kernel's
-// two groups) without one near 30. Measured alternating every two decode steps in one process,
-// against pairs of groups with prefetch: 0.5B Q8_0 56-67 -> 61-84 tok/s, Q4_K_M 85-88 -> 100,
-// Q4_0 77-96 -> 108-115, 1.7B Q4_K_M 32-35 -> 38; 3 rows +6%, 4 rows -5 to -15%. From four
-// rows on, the 512-bit kernels' wider byte dots pay (prefill +17%), still with the prefetch
-// (without it, 4 rows +8% on Q8_0 but 6 and 8 rows 25-45% slower). The threads split a
-// stream matmul's rows with ThreadPool::Split::kStreams (matmul.cpp).
+// Up to this many activation rows (decode of one to three sequences) a matmul is bound by
+// reading the weights, so it reads a pair of interleaved groups (tensor/interleave.h) as one
+// stream in one pass of the 8-lane kernels, with no software prefetch: the hardware prefetchers
+// follow one sequential stream per core best. From four rows on, the 512-bit kernels' wider byte
+// dots pay. Chosen by measurement: experiments/kernel-notes.md.
 constexpr int64_t kStreamRows = 3;
 
 struct MatmulTask {

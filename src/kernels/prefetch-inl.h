@@ -2,20 +2,15 @@
 // (Highway's -inl pattern: included inside a per-target namespace).
 //
 // For kernels that read several weight streams at once (tiles of rows), or one stream with
-// much arithmetic per byte (interleaved groups against four or more activation rows, which
-// without these requests ran 25-45% slower at 6 and 8 rows). The hardware prefetchers follow
-// one sequential stream at the full rate when little work comes between its lines, so decode
-// reads each matrix as one with none of these requests (matmul_range.h, kStreamRows); several
-// streams a few KiB apart they follow poorly. Two requests
-// per stretch of the stream: into L1 kPrefetchAhead ahead, and into L2 only kPrefetchFarAhead
-// ahead, which keeps more lines in flight than the L1's few fill buffers allow. The distances
-// were measured on the 2-core Zen 4 VM, alternating settings every two decode steps within one
-// process (so that other tenants' bursts fall on all of them alike), when decode still read
-// several streams: 8 and 32 KiB against the 16 and 64 KiB tuned earlier on a Xeon VM gave
-// 0.5B Q8_0 +4.7%, Q4_K_M +9.6%, Q4_0 +7%, F16 +8%, 1.7B Q4_K_M +1%.
-// The L1 request pays only in kernels with much arithmetic per byte (the K-quants, whose
-// scales and mins are unpacked per super-block): for the blocks of 32 and the float rows it
-// takes a fill buffer the L2 stream needs more (0.5B Q8_0 +2.8 to +3.7% without it).
+// much arithmetic per byte (interleaved groups against four or more activation rows): the
+// hardware prefetchers follow one sequential stream at the full rate when little work comes
+// between its lines, but several streams a few KiB apart poorly, so decode reads each matrix as
+// one stream with none of these requests (matmul_range.h, kStreamRows). Two requests per
+// stretch of the stream: into L1 kPrefetchAhead ahead, and into L2 only kPrefetchFarAhead ahead,
+// which keeps more lines in flight than the L1's few fill buffers allow. The L1 request pays
+// only in kernels with much arithmetic per byte (the K-quants, whose scales and mins are
+// unpacked per super-block): elsewhere it takes a fill buffer the L2 stream needs more.
+// Distances chosen by measurement: experiments/kernel-notes.md.
 #if defined(NANOSERVE_KERNELS_PREFETCH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NANOSERVE_KERNELS_PREFETCH_INL_H_
 #undef NANOSERVE_KERNELS_PREFETCH_INL_H_

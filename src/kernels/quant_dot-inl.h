@@ -8,18 +8,10 @@
 //   quant_dot_interleaved-inl.h  interleaved Q8_0, Q4_0, Q5_0, Q4_K, Q6_K rows
 //
 // A tile of weight rows × activation rows is computed together, so each weight block is
-// unpacked once per tile and each activation block loaded once per tile: the loads per
-// multiply shrink with the tile, and the accumulators stay in registers.
-// Integer part: unsigned × signed byte products summed four at a time into int32 lanes (VNNI's
-// vpdpbusd; elsewhere the same lanes from 16-bit multiplies). K-quant levels are unsigned
-// fields and multiply the signed activation levels directly (Q6_K's offset of 32 comes off
-// through the activation's 16-element sums); the blocks of 32 (Q8_0, Q4_0, Q5_0) have signed
-// levels, so the activation side goes unsigned (a + 128) and 128 × the weight sum comes off.
-// Either way each block's integer dot product is exact before its one float multiply-add,
-// done per lane for blocks of 32 (the result then equals the reference up to float order)
-// and per super-block for the K-quants (equal bit for bit, see LaneSum).
-// Float part: one multiply-add per block (or super-block) with the product of the scales,
-// lanes summed at the end. Results equal the reference up to float summation order.
+// unpacked once per tile and each activation block loaded once per tile, the accumulators in
+// registers. Each block's integer dot product (unsigned × signed bytes, four at a time into int32
+// lanes) is exact before its one float multiply-add, so results equal the reference up to float
+// summation order (the K-quants' bit for bit): the block32 and kquant headers say how.
 //
 // Included inside the per-target namespace of matmul_simd.cpp (Highway's -inl pattern).
 #if defined(NANOSERVE_KERNELS_QUANT_DOT_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -99,11 +91,10 @@ void GroupDotOf(const uint8_t* group, uint64_t stride, const uint8_t* end, int64
 // as one of 16 (G = 2: the K-quants on AVX3_DL from 4 rows on, where at most 4 rows'
 // accumulators fit the registers beside the levels).
 // With H = 2, both groups in one pass are one stream whose lines are used as they arrive (one
-// group after the other, the stride between its blocks breaks the hardware prefetchers: 0.5B
-// Q8_0 decode 36.6-50.5 against 58.4-89.9 tok/s). Passes of 4 rows are AVX2's tile; its
-// registers then spill a few accumulators, which costs less than unpacking the levels again
-// for shorter passes (Q5_0 prefill 24% slower in passes of 3); later passes find the pair in
-// cache.
+// group after the other, the stride between its blocks breaks the hardware prefetchers). Passes
+// of 4 rows are AVX2's tile: its registers then spill a few accumulators, which costs less than
+// unpacking the levels again for shorter passes; later passes find the pair in cache.
+// (Measured: experiments/kernel-notes.md.)
 template <class Block, int H, int G>
 void PairInPasses(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* a, const int32_t* minus_128_sums,
                   int nr, float* out) {

@@ -15,30 +15,18 @@ constexpr int kSpinRounds = 1 << 12;
 // While spinning, give the core away now and then: with more threads than free cores a pure
 // spin would keep a thread that has work off the CPU for a whole time slice.
 constexpr int kYieldEvery = 64;
-// But not in the first rounds (about 5 µs at ~20 ns a pause on Zen 4), which cover most gaps
-// between one forward pass's kernels: a sched_yield takes 1.2-1.5 µs on the 2-core Zen 4 VM,
-// and a thread inside one answers a new job or the last chunk's end that much later. There,
-// bench/thread_pool_bench's cost of a call after 1 or 4 µs of serial work went from 1.9-2.4
-// to 1.1-1.4 µs (old and new builds alternating). Decode steps alternating in one process,
-// pycoder-f32 (6.6M parameters, 6 layers, ~30 pool calls a step): 0.384 / 0.366 ms a step
-// yielding from the start, 0.336 / 0.320 with 256 quiet rounds (1024 and 4096: the same);
-// with a busy loop on one of the two cores, 0.755 against 0.724. The 0.5B Q4_0 file, whose
-// steps are bound by memory: 10.73 -> 10.36-10.39 ms in one run, no difference in two others.
+// But not in the first rounds, which cover most gaps between one forward pass's kernels: a
+// thread inside a sched_yield answers a new job only once the call returns. Chosen by
+// measurement: experiments/kernel-notes.md.
 constexpr int kQuietRounds = 256;
 // Chunks shrink as the job runs out (guided scheduling): each takes the rows left ÷
-// (kShareDivisor × threads), rounded up to the grain. The first chunks are long runs of rows,
-// which matters for decode, whose matmuls stream their weight rows from memory: every chunk
-// start is a new stream for the prefetchers to pick up (through a 0.5B decode step's matmuls,
-// as bench/decode_stream_bench runs them, 4 equal chunks per thread moved 2-4% more bytes per
-// second than 16). The last chunks are a grain or two, so a thread that falls behind leaves the
-// others little tail to wait for.
+// (kShareDivisor × threads), rounded up to the grain. Long first chunks keep decode's weight
+// reads in long runs (every chunk start is a new stream for the prefetchers to pick up); the
+// last chunks are a grain or two, so a thread that falls behind leaves the others little tail.
 constexpr int64_t kShareDivisor = 2;
-// Split::kStreams: each thread's first chunk, in eighths of its share. Against the guided
-// split, through decode steps alternating every two steps in one process (forward ms a step):
-// 0.5B Q8_0 11.71 -> 11.28, 12.45 -> 11.51, 12.25 -> 11.41 at 49-50 GB/s (q, k, v 35 -> 36-40
-// GB/s, wo 29-33 -> 36-38), 19.14 -> 19.02, 20.25 -> 19.90, 19.92 -> 19.70 at 28 GB/s;
-// Q4_K_M 9.91 -> 9.45, 1.7B Q4_K_M 26.47 -> 25.74, F16 25.78 -> 25.50. The eighth left over
-// still goes in shrinking chunks, to whichever thread is ahead.
+// Split::kStreams: each thread's first chunk, in eighths of its share (one long stream a thread
+// for decode's matmuls; the eighth left over goes in shrinking chunks to whichever thread is
+// ahead). Chosen by measurement: experiments/kernel-notes.md.
 constexpr int64_t kStreamEighths = 7;
 // Room for the chunk bounds of a job, per thread. Each chunk takes at least 1 / (2 × threads)
 // of the rows left, so a job of n rows has at most about 2 × threads × (ln n + 1) chunks: 64 per

@@ -49,9 +49,9 @@ HWY_EXPORT(SumBytes);
 RegionRead read_region(kernels::ThreadPool& pool, std::span<const uint8_t> region) {
   constexpr size_t kBlock = 16 * 1024;  // bytes per task
   // The blocks start on cache lines. A GGUF file's tensor data may start 32 bytes into one (its
-  // alignment is 32), and the same bytes read from there measured 15-25% slower than from the
-  // next line on the Zen 4 VM (2 threads, 256- and 512-bit reads alike), which made decode look
-  // closer to the memory's limit than it was. The bytes before the first line are summed apart.
+  // alignment is 32), and reads from there are slower than from the next line on
+  // (experiments/kernel-notes.md), which made decode look closer to the memory's limit than it
+  // was. The bytes before the first line are summed apart.
   constexpr size_t kLine = 64;
   const size_t head = std::min(region.size(), (kLine - reinterpret_cast<uintptr_t>(region.data()) % kLine) % kLine);
   const std::span<const uint8_t> lines = region.subspan(head);

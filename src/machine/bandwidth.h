@@ -14,9 +14,9 @@ class ThreadPool;
 
 namespace nanoserve::machine {
 
-// Passes of read_bandwidth by default. On a shared machine other tenants' memory traffic comes
-// in bursts; five passes (0.2 s) sometimes all fell in one and read half the bandwidth, which
-// made decode look faster than memory. Fifteen take about 0.6 s.
+// Passes of read_bandwidth by default: on a shared machine other tenants' memory traffic comes
+// in bursts, and a few passes can all fall in one and under-read the bandwidth, which makes
+// decode look faster than memory. Chosen by measurement: experiments/kernel-notes.md.
 constexpr int kBandwidthPasses = 15;
 
 struct RegionRead {

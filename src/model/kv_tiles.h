@@ -5,24 +5,16 @@
 // positions × head_dim in the cache's type, F16 or Q8_0, laid out as kernels::KvView says: keys
 // transposed, values in rows; a Q8_0 tile's scales after its levels).
 // Blocks go in groups of group_blocks; in a group, per layer and KV head, the tiles of its blocks
-// in a run. A sequence whose blocks were taken in order has each head's keys of a layer in runs
-// of a group's blocks (1024 positions), which the hardware prefetchers follow: with every layer
-// of a block together, a head's tiles lay 96 KiB apart in a 0.5B model, and the same model's
-// decode attention after a 512-token prompt took 30 µs a layer, 21 µs in runs. Groups rather
-// than one run per head for the whole pool: the pool's memory becomes resident as groups are
-// first written, so a large pool in light use stays small (one run per head put a page of every
-// head's run in memory at the first request: with the default serve pool of 32768 positions,
-// 0.5B Q8_0 went from 549 to 748 MB RSS at its first request, 1.7B Q4_K_M from 1097 to 1999 MB;
-// with groups of 64 blocks 568 and 1215 MB). Groups of 16 blocks cost attention 8-12% after 1-2k
-// positions; of 64, within the noise of one run. The groups are evened out (as few as 64 blocks
-// a group allows, of equal size): a last group with spare blocks would be in memory whole once
-// its first block is written (huge pages span several heads' runs): 85 MiB of Qwen3-30B-A3B's
-// 4k-token pool of 257 blocks in groups of 64; in 5 groups of 52, 3 blocks.
+// in a run, so that a sequence whose blocks were taken in order has each head's keys of a layer
+// in runs the hardware prefetchers follow. Groups rather than one run per head for the whole
+// pool: the pool's memory becomes resident as groups are first written, so a large pool in light
+// use stays small. The groups are evened out (as few as kMaxGroupBlocks allows, of equal size):
+// a last group with spare blocks would be in memory whole once its first block is written (huge
+// pages span several heads' runs). Measured: experiments/kernel-notes.md.
 //
 // The memory is left uninitialized for that reason (a vector would zero, and so touch, all of
 // it up front); nothing reads a position before the forward pass writes it. In huge pages where
-// the kernel allows: with 4 KiB pages a head's jump to another block cost a TLB walk (in a VM, a
-// nested one).
+// the kernel allows: with 4 KiB pages a head's jump to another block costs a TLB walk.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +28,8 @@ namespace nanoserve::model {
 
 class KvTiles {
  public:
+  // Smaller groups slow attention, larger ones make more of a lightly used pool resident;
+  // chosen by measurement (experiments/kernel-notes.md).
   static constexpr int64_t kMaxGroupBlocks = 64;
 
   KvTiles(int n_layer, int64_t n_head_kv, int64_t head_dim, int64_t block_size, int64_t n_blocks,

@@ -21,8 +21,8 @@ ApiError wrong_type(const std::string& param, const char* expected) {
 
 // Builds the body from the parser's events (nlohmann's SAX interface). nlohmann's own builder
 // inserts each key of an ordered_json object after a linear search for an equal one, which
-// is quadratic in an object's keys: a 1258-key logit_bias took 1.65 ms, 40000 keys 1.5 s, and
-// one object filling an 8 MiB body would hold a server thread for minutes. Here each open
+// is quadratic in an object's keys: one large logit_bias would hold a server thread for far
+// longer than reading its bytes (experiments/serving-notes.md). Here each open
 // object indexes its keys in a hash map, so a body parses in time linear in its size. Keys
 // keep the order given; a repeated key takes the last value, in the first one's place (as
 // nlohmann's builder gives it).

@@ -20,7 +20,7 @@ ServedModel::ServedModel(std::unique_ptr<engine::Engine> engine, std::map<int32_
       chat_template_(engine::model_chat_template(engine_->chat_template(), engine_->tokenizer())),
       name_(engine_->model_name()),
       created_(static_cast<int64_t>(std::time(nullptr))),
-      // Built with the model (~0.1 s for 152k tokens), so a schema request's first token does not wait for it.
+      // Built with the model (a walk of the whole vocabulary), so a schema request's first token does not wait for it.
       grammar_vocabulary_(engine::grammar_vocabulary(engine_->tokenizer())),
       thinks_(engine_->tokenizer().find_token("<think>") && engine_->tokenizer().find_token("</think>")),
       tool_syntax_(tool_syntax_of(engine_->chat_template())),

@@ -70,6 +70,17 @@ void write_block(TensorType type, const RowBlock& r, uint8_t* p) {
   if (type == TensorType::Q5_0) std::memcpy(p + offsetof(BlockQ5_0, qh), &qh, sizeof qh);
 }
 
+// ---- Blocks of 32 (Q8_0, Q5_0, Q4_0) ----
+// A group's block b is 8 × sizeof(block) bytes: first the 8 rows' scales (fp16, row j at bytes
+// 2j..2j+1), then their levels as unsigned numbers u (Q8_0: level + 128; Q5_0: level + 16; Q4_0:
+// level + 8, which is what the file stores for those two), by chunk: chunk k holds elements
+// 4k..4k+3 of each row, row j at bytes 4j..4j+3 of a 32-byte vector (int32 lane j: row j).
+//   Q8_0: 8 chunks of 32 bytes, u as bytes.
+//   Q4_0: 4 vectors of 32 bytes; vector m holds chunk 2m in the low nibbles and chunk 2m + 1
+//         in the high nibbles.
+//   Q5_0: as Q4_0 for the low 4 bits of u, then 8 words of 32 bits: bit p of word k is the
+//         fifth bit of byte p of chunk k.
+
 // Byte p = 4j + t of chunk k of an interleaved block (row j, element 4k + t of it): where its
 // u lives and how (a byte, a nibble, a fifth bit).
 void put_level(TensorType type, uint8_t* block, int k, int p, uint8_t u) {
@@ -94,7 +105,9 @@ uint8_t get_level(TensorType type, const uint8_t* block, int k, int p) {
 }
 
 // Float rows (8 of n elements of U's size, at `in`) as interleaved blocks of one element: block
-// b holds element b of each row, row j at b * 8 + j.
+// b holds element b of each row, row j at b * 8 + j. A pair of groups then holds, for each
+// element, the 16 rows' values side by side: a vector of them is 16 outputs' next term
+// (kernels/float_panels-inl.h).
 template <class U>
 void transpose_rows(const uint8_t* in, int64_t n, uint8_t* out) {
   for (int j = 0; j < kInterleaveRows; ++j) {
@@ -106,7 +119,12 @@ void transpose_rows(const uint8_t* in, int64_t n, uint8_t* out) {
   }
 }
 
-// ---- Q4_K (see the header): offsets inside one interleaved super-block ----
+// ---- Q4_K ----
+// Super-blocks (256 elements, 8 × 144 bytes): the 8 rows' d (fp16, bytes 0..15) and dmin
+// (16..31); their 6-bit scales and mins by index i = 8 × sub-block + row: the low 4 bits of scale
+// and min in the two nibbles of byte 32 + i, the top 2 bits of each (scale's in bits 0-1, min's
+// in bits 2-3) in a nibble of byte 96 + i % 32 (low nibble for i < 32); then sub-block j's levels
+// (0..15) at 128 + 128 j as Q4_0's 4 vectors.
 constexpr size_t kQ4KScaleLow = 32, kQ4KScaleHigh = 96, kQ4KLevels = 128;
 
 uint32_t load32(const uint8_t* p) {
@@ -167,7 +185,11 @@ void deinterleave_q4_k_block(const uint8_t* in, int row, uint8_t* out) {
   std::memcpy(out, &b, sizeof b);
 }
 
-// ---- Q6_K (see the header) ----
+// ---- Q6_K ----
+// Super-blocks of 8 × 210 bytes: the 8 rows' d (bytes 0..15); their int8 scales of 16 elements
+// in pairs, byte 16 + 16 i + 2 row + h holding scale 2i + h of the row; then per sub-block j of
+// 32, at 144 + 192 j, the low 4 bits of its levels u (0..63) as Q4_0's 4 vectors and their top 2
+// bits in 2 more: bits 2h..2h+1 of byte p of vector v belong to byte p of chunk 4v + h.
 constexpr size_t kQ6KScales = 16, kQ6KLevels = 144, kQ6KSubBlock = 192;
 
 // Writes u (0..63) of element e into a Q6_K block: low 4 bits to ql, top 2 to qh.
