@@ -5,35 +5,65 @@
 
 namespace nanoserve::model {
 
-ArchFeatures arch_features(const std::string& arch) {
-  using kernels::RopeStyle;
-  if (arch == "llama") return {.qkv_bias = false, .qk_norm = false, .rope_style = RopeStyle::Adjacent};
-  if (arch == "qwen2") return {.qkv_bias = true, .qk_norm = false, .rope_style = RopeStyle::Halves};
-  if (arch == "qwen3") return {.qkv_bias = false, .qk_norm = true, .rope_style = RopeStyle::Halves};
-  if (arch == "phi3") return {.fused_qkv = true, .fused_gate_up = true, .rope_style = RopeStyle::Halves};
-  if (arch == "gpt2")
-    return {.norm = ArchFeatures::Norm::Layer,
-            .ffn = ArchFeatures::Ffn::Gelu,
-            .qkv_bias = true,
-            .projection_bias = true,
-            .position_embd = true,
-            .fused_qkv = true};
-  if (arch == "gemma3")
-    return {.ffn = ArchFeatures::Ffn::GeluGated,
-            .qk_norm = true,
-            .post_norms = true,
-            .embed_scale = true,
-            .swa_pattern = 6,
-            .rope_style = RopeStyle::Halves};
-  if (arch == "qwen3moe") return {.qk_norm = true, .moe = true, .rope_style = RopeStyle::Halves};
-  throw std::invalid_argument("unsupported architecture '" + arch +
-                              "' (supported: llama, qwen2, qwen3, phi3, gpt2, gemma3, qwen3moe)");
+namespace {
+
+struct ArchRow {
+  std::string_view name;
+  ArchFeatures features;  // known is set by arch_features
+};
+
+using kernels::RopeStyle;
+const ArchRow kArchs[] = {
+    {"llama", {.rope_style = RopeStyle::Adjacent, .writes_vocab_size = true}},
+    {"qwen2", {.qkv_bias = true, .rope_style = RopeStyle::Halves}},
+    {"qwen3", {.qk_norm = true, .rope_style = RopeStyle::Halves, .writes_key_length = true}},
+    {"phi3", {.fused_qkv = true, .fused_gate_up = true, .rope_style = RopeStyle::Halves}},
+    {"gpt2",
+     {.norm = ArchFeatures::Norm::Layer,
+      .ffn = ArchFeatures::Ffn::Gelu,
+      .qkv_bias = true,
+      .projection_bias = true,
+      .position_embd = true,
+      .fused_qkv = true}},
+    {"gemma3",
+     {.ffn = ArchFeatures::Ffn::GeluGated,
+      .qk_norm = true,
+      .post_norms = true,
+      .embed_scale = true,
+      .swa_pattern = 6,
+      .rope_style = RopeStyle::Halves,
+      .writes_key_length = true}},
+    {"qwen3moe", {.qk_norm = true, .moe = true, .rope_style = RopeStyle::Halves, .writes_key_length = true}},
+};
+
+}  // namespace
+
+ArchFeatures arch_features(std::string_view arch) {
+  for (const ArchRow& row : kArchs) {
+    if (row.name != arch) continue;
+    ArchFeatures f = row.features;
+    f.known = true;
+    return f;
+  }
+  return {};
+}
+
+void ModelConfig::check_arch() const {
+  const ArchFeatures own = arch_features(arch);
+  if (!own.known) {
+    std::string names;
+    for (const ArchRow& row : kArchs) names += (names.empty() ? "" : ", ") + std::string(row.name);
+    throw std::invalid_argument("unsupported architecture '" + arch + "' (supported: " + names + ")");
+  }
+  if (features != own)
+    throw std::invalid_argument("features are not those of architecture '" + arch +
+                                "' (arch is set when the config is made: ModelConfig{.arch = ...})");
 }
 
 void ModelConfig::validate() const {
   auto fail = [](const std::string& what) { throw std::invalid_argument("model config: " + what); };
   try {
-    arch_features(arch);
+    check_arch();
   } catch (const std::invalid_argument& e) {
     fail(e.what());
   }
@@ -50,11 +80,11 @@ void ModelConfig::validate() const {
   if (!(rms_eps > 0)) fail("the norms' epsilon must be > 0");
   if (!(rope_attn_factor > 0)) fail("rope.scaling.attn_factor must be > 0");
   if (!(rope_freq_scale > 0)) fail("rope.scaling.factor must be > 0");
-  if (features().swa_pattern > 0 && sliding_window == 0) fail("attention.sliding_window must be > 0");
+  if (features.swa_pattern > 0 && sliding_window == 0) fail("attention.sliding_window must be > 0");
   if (!supports_kv_type())
     fail("a q8_0 KV cache needs a head dimension that is a multiple of 32; this model's is " +
          std::to_string(head_dim) + " (use --kv-type f16)");
-  if (features().moe && (n_expert == 0 || n_expert_used == 0 || n_expert_used > n_expert || n_ff_expert == 0))
+  if (features.moe && (n_expert == 0 || n_expert_used == 0 || n_expert_used > n_expert || n_ff_expert == 0))
     fail("expert_count, expert_used_count (at most expert_count) and expert_feed_forward_length must be > 0");
 }
 

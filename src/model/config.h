@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kernels/kv_type.h"
 #include "kernels/rope.h"
@@ -55,11 +56,21 @@ struct ArchFeatures {
   // llama.cpp rotates adjacent pairs for llama, first and second halves (NEOX) for qwen
   // (position_embd models are not rotated).
   kernels::RopeStyle rope_style = kernels::RopeStyle::Adjacent;
+  // Metadata llama.cpp's converter writes for the family beyond the common keys, which the
+  // loader does not need and synth writes as the converter does: attention.key_length even
+  // where it is n_embd / n_head (qwen3, qwen3moe, gemma3); vocab_size and rope.dimension_count (llama).
+  bool writes_key_length = false;
+  bool writes_vocab_size = false;
+  // Whether these are an architecture's: false for a name arch_features does not know, and for
+  // a config made before its arch was set (ModelConfig::validate() rejects both).
+  bool known = false;
+
+  bool operator==(const ArchFeatures&) const = default;
 };
 
-// The features of `arch` ("llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"); throws std::invalid_argument naming the
-// supported architectures for any other.
-ArchFeatures arch_features(const std::string& arch);
+// The features of `arch` ("llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"): the
+// one place an architecture's name decides anything. For any other name, features with known false.
+ArchFeatures arch_features(std::string_view arch);
 
 // The KV cache's types, for the rooms above that choose one (kernels/kv_type.h).
 using kernels::KvType;
@@ -69,6 +80,10 @@ using kernels::parse_optional_kv_type;
 
 struct ModelConfig {
   std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"
+  // arch's features, filled once when the config is made (ModelConfig{.arch = "qwen3", ...}):
+  // every reader tests these flags, none compares the name. Setting arch on a config already
+  // made leaves them stale, which validate() rejects.
+  ArchFeatures features = arch_features(arch);
   uint32_t n_layer = 0;
   uint32_t n_embd = 0;
   uint32_t n_ff = 0;
@@ -80,7 +95,7 @@ struct ModelConfig {
   float rope_base = 10000.0f;
   float rms_eps = 1e-6f;  // the norms' epsilon (LayerNorm's too: "attention.layer_norm_epsilon")
   bool tied_output = true;  // output projection shares token_embd
-  std::optional<Llama3RopeScaling> rope_scaling;
+  std::optional<Llama3RopeScaling> rope_scaling = std::nullopt;
   uint32_t n_rot = 0;  // rotary dimensions per head ("rope.dimension_count"); 0 = all of head_dim
   // RoPE's cos and sin are multiplied by this ("rope.scaling.attn_factor"; Phi-3's LongRoPE).
   float rope_attn_factor = 1.0f;
@@ -99,16 +114,12 @@ struct ModelConfig {
   // (ModelOptions::kv_type); every cache made for this config follows it.
   kernels::KvType kv_type = kernels::KvType::F16;
 
-  ArchFeatures features() const { return arch_features(arch); }
-  bool has_qkv_bias() const { return features().qkv_bias; }
-  bool has_qk_norm() const { return features().qk_norm; }
-  bool rope_halves() const { return features().rope_style == kernels::RopeStyle::Halves; }
   uint32_t rope_dims() const { return n_rot ? n_rot : head_dim; }
   uint32_t q_dim() const { return n_head * head_dim; }
   uint32_t kv_dim() const { return n_head_kv * head_dim; }
   // Whether layer attends through a sliding window (see ArchFeatures::swa_pattern).
   bool is_local(uint32_t layer) const {
-    const int pattern = features().swa_pattern;
+    const int pattern = features.swa_pattern;
     return pattern > 0 && static_cast<int>(layer % pattern) < pattern - 1;
   }
   // Whether layer reads only its window (a local layer with a window): the KV cache keeps only
@@ -119,7 +130,10 @@ struct ModelConfig {
     for (uint32_t l = 0; l < n_layer; ++l) n += windowed(l) ? 1 : 0;
     return n;
   }
-  // Throws std::invalid_argument naming the first field that makes no sense.
+  // Throws std::invalid_argument naming the supported architectures unless arch is one of them
+  // and features are its features.
+  void check_arch() const;
+  // Throws std::invalid_argument naming the first field that makes no sense (check_arch first).
   void validate() const;
   // Whether this shape can have a cache of kv_type (Q8_0: a head size that is a multiple of 32).
   bool supports_kv_type() const { return kv_type == KvType::F16 || head_dim % kernels::kKvQ8Block == 0; }

@@ -23,9 +23,9 @@ ModelConfig from_gguf(const gguf::File& file) {
                                 " of a model split into " + std::to_string(parts) +
                                 " files, and nanoserve loads a model in one file: join the parts with llama.cpp's "
                                 "`llama-gguf-split --merge FIRST-PART MERGED.gguf`");
-  ModelConfig c;
-  c.arch = m.get_string("general.architecture");
-  arch_features(c.arch);  // throws for an architecture nanoserve does not run
+  ModelConfig c{.arch = m.get_string("general.architecture")};
+  c.check_arch();  // an architecture nanoserve does not run, named before a key it lacks
+  const ArchFeatures& f = c.features;
   const std::string a = c.arch + ".";
   c.n_layer = m.get_u32(a + "block_count");
   c.n_embd = m.get_u32(a + "embedding_length");
@@ -36,7 +36,7 @@ ModelConfig from_gguf(const gguf::File& file) {
   if (optional_u32(m, a + "attention.value_length", c.head_dim) != c.head_dim)
     throw std::invalid_argument("attention.value_length != attention.key_length is not supported");
   c.n_ctx_train = m.get_u32(a + "context_length");
-  const bool layer_norm = arch_features(c.arch).norm == ArchFeatures::Norm::Layer;
+  const bool layer_norm = f.norm == ArchFeatures::Norm::Layer;
   c.rms_eps = m.get_f32(a + (layer_norm ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"));
   c.rope_base = m.contains(a + "rope.freq_base") ? m.get_f32(a + "rope.freq_base") : 10000.0f;
   c.n_rot = optional_u32(m, a + "rope.dimension_count", c.head_dim);
@@ -49,7 +49,7 @@ ModelConfig from_gguf(const gguf::File& file) {
     else if (type != "none")
       throw std::invalid_argument("rope scaling '" + type + "' is not supported");
   }
-  if (arch_features(c.arch).moe) {
+  if (f.moe) {
     c.n_expert = m.get_u32(a + "expert_count");
     c.n_expert_used = m.get_u32(a + "expert_used_count");
     c.n_ff_expert = m.get_u32(a + "expert_feed_forward_length");
@@ -57,7 +57,7 @@ ModelConfig from_gguf(const gguf::File& file) {
   // Read where present; only an architecture with sliding-window layers uses it (phi3's is ignored, as
   // llama.cpp ignores it).
   c.sliding_window = optional_u32(m, a + "attention.sliding_window", 0);
-  if (arch_features(c.arch).swa_pattern > 0)
+  if (f.swa_pattern > 0)
     c.rope_base_swa = m.contains(a + "rope.freq_base_swa") ? m.get_f32(a + "rope.freq_base_swa") : c.rope_base;
   const gguf::TensorInfo& embd = file.tensor("token_embd.weight");
   if (embd.dims.size() != 2) throw std::runtime_error("token_embd.weight must have 2 dimensions");

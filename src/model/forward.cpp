@@ -62,13 +62,14 @@ void Model::embed(const Batch& batch) {
   const ModelConfig& c = config_;
   const kernels::Matrix& e = weights_.token_embd;
   const int n_rot = static_cast<int>(c.rope_dims());
-  const bool local = features_.swa_pattern > 0;
+  const bool local = c.features.swa_pattern > 0, embed_scale = c.features.embed_scale;
+  const bool position_embd = c.features.position_embd;
   for (size_t r = 0; r < batch.size(); ++r) {
     const int64_t pos = batch.rows[r].pos;
     const uint8_t* row = kernels::weight_row(e, batch.rows[r].token, scratch_.row(0));  // on this thread only
     tensor::dequantize_row(e.type, row, ws_.x.row(r), c.n_embd);
-    if (features_.embed_scale) kernels::scale(ws_.x.row(r), std::sqrt(static_cast<float>(c.n_embd)), c.n_embd);
-    if (features_.position_embd) {  // learned positions instead of rotations
+    if (embed_scale) kernels::scale(ws_.x.row(r), std::sqrt(static_cast<float>(c.n_embd)), c.n_embd);
+    if (position_embd) {  // learned positions instead of rotations
       kernels::add(ws_.x.row(r), weights_.position_embd + pos * c.n_embd, c.n_embd);
       continue;
     }
@@ -109,11 +110,12 @@ void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
 void Model::ffn_block(int layer, int64_t rows) {
   const LayerWeights& w = weights_.layers[layer];
   norm_rows(w.ffn_norm, w.ffn_norm_b, rows);
-  if (features_.moe) return moe_ffn(layer, rows);
+  if (config_.features.moe) return moe_ffn(layer, rows);
+  const ArchFeatures::Ffn ffn = config_.features.ffn;
   {
     const auto timed = clock_.time(Op::kGateUp, static_cast<double>(w.w_gate.bytes() + w.w_up.bytes()));
     acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
-    if (features_.ffn == ArchFeatures::Ffn::Gelu)
+    if (ffn == ArchFeatures::Ffn::Gelu)
       kernels::matmul(w.w_up, acts_, ws_.gate.data(), ws_.gate.width(), pool_, scratch_);
     else
       kernels::matmul_many({{&w.w_gate, ws_.gate.data(), ws_.gate.width()}, {&w.w_up, ws_.up.data(), ws_.up.width()}},
@@ -123,7 +125,7 @@ void Model::ffn_block(int layer, int64_t rows) {
     const auto timed = clock_.time(Op::kSiluMul);
     pool_.run(rows, [&](int64_t r0, int64_t r1, int) {
       const int64_t n = (r1 - r0) * ws_.gate.width();
-      switch (features_.ffn) {
+      switch (ffn) {
         case ArchFeatures::Ffn::SiluGated:
           return kernels::silu_mul(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), n);
         case ArchFeatures::Ffn::GeluGated:
@@ -141,8 +143,9 @@ void Model::ffn_block(int layer, int64_t rows) {
 // xn = norm(x) per row: rms_norm(x) · weight, or (Norm::Layer) layer_norm(x) · weight + bias.
 void Model::norm_rows(const float* weight, const float* bias, int64_t rows) {
   const auto timed = clock_.time(Op::kNorm);
+  const bool layer_norm = config_.features.norm == ArchFeatures::Norm::Layer;
   for_each_row(pool_, rows, [&](int64_t r) {
-    if (features_.norm == ArchFeatures::Norm::Layer)
+    if (layer_norm)
       kernels::layer_norm(ws_.x.row(r), weight, bias, ws_.xn.row(r), config_.n_embd, config_.rms_eps);
     else
       kernels::rms_norm(ws_.x.row(r), weight, ws_.xn.row(r), config_.n_embd, config_.rms_eps);
@@ -169,24 +172,28 @@ void Model::position_and_store(const LayerWeights& w, int layer, const Batch& ba
   const auto timed = clock_.time(Op::kRopeKv);
   const ModelConfig& c = config_;
   const auto hd = static_cast<int>(c.head_dim), n_rot = static_cast<int>(c.rope_dims());
+  // The layer's choices, made once here rather than for every row.
+  const bool qkv_bias = c.features.qkv_bias, qk_norm = c.features.qk_norm, rotate = !c.features.position_embd;
+  const kernels::RopeStyle style = c.features.rope_style;
+  const bool local = c.is_local(static_cast<uint32_t>(layer));
+  const RowBuffer& cos_rows = local ? ws_.rope_cos_swa : ws_.rope_cos;
+  const RowBuffer& sin_rows = local ? ws_.rope_sin_swa : ws_.rope_sin;
   for_each_row(pool_, static_cast<int64_t>(batch.size()), [&](int64_t r) {
     float *q = ws_.q.row(r), *k = ws_.k.row(r), *v = ws_.v.row(r);
-    if (features_.qkv_bias) {
+    if (qkv_bias) {
       kernels::add(q, w.bq, ws_.q.width());
       kernels::add(k, w.bk, ws_.k.width());
       kernels::add(v, w.bv, ws_.v.width());
     }
-    if (features_.qk_norm) {
+    if (qk_norm) {
       for (int64_t h = 0; h < c.n_head; ++h) kernels::rms_norm(ws_.q.head(r, h), w.q_norm, ws_.q.head(r, h), hd, c.rms_eps);
       for (int64_t h = 0; h < c.n_head_kv; ++h)
         kernels::rms_norm(ws_.k.head(r, h), w.k_norm, ws_.k.head(r, h), hd, c.rms_eps);
     }
-    if (!features_.position_embd) {
-      const bool local = c.is_local(static_cast<uint32_t>(layer));
-      const float* cos = local ? ws_.rope_cos_swa.row(r) : ws_.rope_cos.row(r);
-      const float* sin = local ? ws_.rope_sin_swa.row(r) : ws_.rope_sin.row(r);
-      kernels::rope_apply(q, static_cast<int>(c.n_head), hd, n_rot, features_.rope_style, cos, sin);
-      kernels::rope_apply(k, static_cast<int>(c.n_head_kv), hd, n_rot, features_.rope_style, cos, sin);
+    if (rotate) {
+      const float *cos = cos_rows.row(r), *sin = sin_rows.row(r);
+      kernels::rope_apply(q, static_cast<int>(c.n_head), hd, n_rot, style, cos, sin);
+      kernels::rope_apply(k, static_cast<int>(c.n_head_kv), hd, n_rot, style, cos, sin);
     }
     cache.store(batch.rows[r].seq, layer, batch.rows[r].pos, k, v);
   });

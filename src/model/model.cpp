@@ -15,8 +15,6 @@ int default_threads(int requested) { return requested > 0 ? requested : kernels:
 
 int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd, c.n_ff, c.n_ff_expert, c.q_dim()}); }
 
-// The dense feed-forward's width: none for a mixture of experts, whose files still write
-// feed_forward_length (6144 for Qwen3-30B-A3B: 25 MB of unused buffers at a 512-row chunk).
 // The file's config with the KV cache's type: the one asked for, else NANOSERVE_KV_TYPE's, else
 // f16 (the variable lets a whole test run use another cache type: ctest -L kv-q8).
 ModelConfig with_kv_type(ModelConfig c, std::optional<kernels::KvType> type) {
@@ -26,25 +24,30 @@ ModelConfig with_kv_type(ModelConfig c, std::optional<kernels::KvType> type) {
   return c;
 }
 
-int64_t dense_ff(const ModelConfig& c) { return c.features().moe ? 0 : c.n_ff; }
+// The dense feed-forward's width: none for a mixture of experts, whose files still write
+// feed_forward_length (Qwen3-30B-A3B's would be a chunk's worth of unused buffers).
+int64_t dense_ff(const ModelConfig& c) { return c.features.moe ? 0 : c.n_ff; }
+
+// The sliding-window layers' RoPE angles: none for a model without them.
+int64_t swa_rope_width(const ModelConfig& c) { return c.features.swa_pattern > 0 ? c.rope_dims() / 2 : 0; }
 
 }  // namespace
 
 Model::Model(const std::string& path, ModelOptions options)
     : file_(gguf::File::open(path)),
       config_(with_kv_type(from_gguf(file_), options.kv_type)),
-      features_(config_.features()),
       weights_(bind_weights(file_, config_)),
       own_pool_(options.pool ? nullptr : std::make_unique<kernels::ThreadPool>(default_threads(options.threads))),
       pool_(options.pool ? *options.pool : *own_pool_),
       scratch_(pool_.size(), widest_input(config_)),
       ws_(config_) {
+  if (config_.features.moe) moe_.emplace(config_);
   interleave_weights();
   set_context(config_.n_ctx_train);
 }
 
 int64_t Model::set_context(int64_t positions) {
-  if (features_.position_embd && positions > config_.n_ctx_train)
+  if (config_.features.position_embd && positions > config_.n_ctx_train)
     throw std::invalid_argument("a context of " + std::to_string(positions) + " positions: this " + config_.arch +
                                 " model has learned embeddings for " + std::to_string(config_.n_ctx_train));
   rope_freqs_ = weights_.rope_freqs;
@@ -99,7 +102,7 @@ void Model::check(const Batch& batch, const KvCache& cache) {
       fail("position " + std::to_string(row.pos) + " does not continue sequence " + std::to_string(row.seq) +
            " (expected " + std::to_string(next[row.seq]) + ")");
     if (row.pos >= cache.n_ctx()) fail("position " + std::to_string(row.pos) + " is beyond the context size");
-    if (features_.position_embd && row.pos >= config_.n_ctx_train)
+    if (config_.features.position_embd && row.pos >= config_.n_ctx_train)
       fail("position " + std::to_string(row.pos) + " has no learned embedding (context_length " +
            std::to_string(config_.n_ctx_train) + ")");
     ++next[row.seq];
@@ -120,20 +123,15 @@ void Model::reserve_kv(KvCache& cache) {
 Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
       attn(c.q_dim(), c.head_dim), gate(dense_ff(c)), up(dense_ff(c)), rope_cos(c.rope_dims() / 2),
-      rope_sin(c.rope_dims() / 2), rope_cos_swa(c.rope_dims() / 2), rope_sin_swa(c.rope_dims() / 2),
-      router(c.n_expert), expert_in(c.n_embd),
-      expert_out(c.n_embd), expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert),
-      expert_acts(c.n_expert), hidden_acts(c.n_expert),
+      rope_sin(c.rope_dims() / 2), rope_cos_swa(swa_rope_width(c)), rope_sin_swa(swa_rope_width(c)),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group), c.kv_type)) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
   for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate, &ws_.up, &ws_.rope_cos,
-                       &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa, &ws_.router})
+                       &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa})
     b->reserve(rows);
+  if (moe_) moe_->reserve(rows);
   const ModelConfig& c = config_;
-  // A mixture of experts gathers each row once per chosen expert.
-  for (RowBuffer* b : {&ws_.expert_in, &ws_.expert_out, &ws_.expert_gate, &ws_.expert_up})
-    b->reserve(rows * std::max<int64_t>(c.n_expert_used, 1));
   kernels::grow(ws_.scores, static_cast<size_t>(pool_.size() * ws_.pass_heads() * n_ctx));
   kernels::grow(ws_.pass_q, static_cast<size_t>(pool_.size() * 2 * ws_.pass_heads() * c.head_dim));
 }

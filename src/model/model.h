@@ -20,6 +20,7 @@
 #include "model/batch.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
+#include "model/moe.h"
 #include "model/op_profile.h"
 #include "model/row_buffer.h"
 #include "model/weights.h"
@@ -64,8 +65,9 @@ class Model {
   void set_profile(OpProfile* profile) { profile_ = profile; }
 
  private:
-  // Buffers sized for the largest batch seen so far (grown outside the kernels); one row per
-  // batch row, [rows × width].
+  // The buffers every model's forward pass uses (a mixture of experts' own are MoeWorkspace),
+  // sized for the largest batch seen so far (grown outside the kernels); one row per batch row,
+  // [rows × width]. A feature's buffer is 0 wide in a model without the feature.
   struct Workspace {
     explicit Workspace(const ModelConfig& c);
     RowBuffer x;                   // [n_embd]  the residual stream
@@ -73,23 +75,10 @@ class Model {
     RowBuffer q;                   // [q_dim]   n_head heads of head_dim
     RowBuffer k, v;                // [kv_dim]  n_head_kv heads of head_dim
     RowBuffer attn;                // [q_dim]   attention's output, per query head
-    RowBuffer gate, up;            // [n_ff]
+    RowBuffer gate, up;            // [n_ff]    the dense feed-forward's (0 wide with experts)
     RowBuffer rope_cos, rope_sin;  // [rope_dims / 2]  each row's RoPE angles at its position
-    RowBuffer rope_cos_swa, rope_sin_swa;  // [rope_dims / 2]  the same for sliding-window layers (swa_pattern)
-    // A mixture of experts (moe.cpp): router logits; the rows one expert takes, gathered; its
-    // hidden rows and outputs; the choices.
-    RowBuffer router;                    // [n_expert]
-    RowBuffer expert_in, expert_out;     // [n_embd]
-    RowBuffer expert_gate, expert_up;    // [n_ff_expert]
-    std::vector<int32_t> chosen;         // [rows × n_expert_used]  expert ids, by falling probability
-    std::vector<float> chosen_weight;    // [rows × n_expert_used]  renormalised probabilities
-    std::vector<int64_t> taken;          // [rows × n_expert_used]  (row, slot) pairs as row * n_expert_used + slot, by expert
-    std::vector<int64_t> expert_start;   // [n_expert + 1]  where each expert's pairs begin in `taken`
-    std::vector<int64_t> expert_next;    // filling `taken`; then where each pair's output lies
-    std::vector<uint32_t> experts_chosen;  // the experts some row chose, most rows first
-    std::vector<kernels::Activations> expert_acts, hidden_acts;  // [n_expert]  the i-th chosen's input, hidden rows
-    std::vector<kernels::MatmulJob> expert_jobs;                  // one pass of the pool's matrices
-    std::vector<int32_t> expert_order;   // [n_expert]  a row's experts, sorted by probability
+    // [rope_dims / 2]  the same for sliding-window layers (0 wide without them: swa_pattern)
+    RowBuffer rope_cos_swa, rope_sin_swa;
     int64_t group;                 // query heads per KV head
     int64_t pass_rows;             // a sequence's rows that share a pass of attention (kernels::attention_rows_per_pass)
     std::vector<float> scores;     // [threads × pass_heads() × n_ctx]  attention scores
@@ -118,7 +107,6 @@ class Model {
 
   gguf::File file_;
   ModelConfig config_;
-  ArchFeatures features_;  // read once: the forward pass tests flags, not architecture names
   ModelWeights weights_;
   const float* rope_freqs_ = nullptr;  // the RoPE frequency divisors in use (set_context)
   std::unique_ptr<kernels::ThreadPool> own_pool_;  // none when options.pool is given
@@ -126,6 +114,7 @@ class Model {
   kernels::MatmulScratch scratch_;
   kernels::Activations acts_;
   Workspace ws_;
+  std::optional<MoeWorkspace> moe_;  // a mixture of experts' buffers; none for a dense model
   OpProfile* profile_ = nullptr;
   OpClock clock_;
 };

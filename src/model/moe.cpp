@@ -11,19 +11,30 @@
 
 #include "kernels/ops.h"
 #include "model/model.h"
+#include "model/moe.h"
 
 namespace nanoserve::model {
 
-// ws_.chosen / chosen_weight from the router logits of each row's y (in ws_.xn).
+MoeWorkspace::MoeWorkspace(const ModelConfig& c)
+    : slots(c.n_expert_used), router(c.n_expert), expert_in(c.n_embd), expert_out(c.n_embd),
+      expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert), expert_acts(c.n_expert), hidden_acts(c.n_expert) {}
+
+void MoeWorkspace::reserve(int64_t rows) {
+  router.reserve(rows);
+  for (RowBuffer* b : {&expert_in, &expert_out, &expert_gate, &expert_up}) b->reserve(rows * slots);
+}
+
+// moe_->chosen / chosen_weight from the router logits of each row's y (in ws_.xn).
 void Model::choose_experts(int64_t rows) {
   const ModelConfig& c = config_;
+  MoeWorkspace& moe = *moe_;
   const int64_t k = c.n_expert_used;
-  ws_.chosen.resize(static_cast<size_t>(rows * k));
-  ws_.chosen_weight.resize(static_cast<size_t>(rows * k));
-  std::vector<int32_t>& order = ws_.expert_order;  // kept between steps: no allocation per layer
+  moe.chosen.resize(static_cast<size_t>(rows * k));
+  moe.chosen_weight.resize(static_cast<size_t>(rows * k));
+  std::vector<int32_t>& order = moe.expert_order;  // kept between steps: no allocation per layer
   order.resize(c.n_expert);
   for (int64_t r = 0; r < rows; ++r) {
-    float* p = ws_.router.row(r);
+    float* p = moe.router.row(r);
     kernels::softmax(p, c.n_expert);
     std::iota(order.begin(), order.end(), 0);
     // The k most probable, the lower id first among equals.
@@ -32,8 +43,8 @@ void Model::choose_experts(int64_t rows) {
     float sum = 0.0f;
     for (int64_t j = 0; j < k; ++j) sum += p[order[j]];
     for (int64_t j = 0; j < k; ++j) {
-      ws_.chosen[r * k + j] = order[j];
-      ws_.chosen_weight[r * k + j] = p[order[j]] / sum;
+      moe.chosen[r * k + j] = order[j];
+      moe.chosen_weight[r * k + j] = p[order[j]] / sum;
     }
   }
 }
@@ -41,39 +52,40 @@ void Model::choose_experts(int64_t rows) {
 void Model::moe_ffn(int layer, int64_t rows) {
   const LayerWeights& w = weights_.layers[layer];
   const ModelConfig& c = config_;
+  MoeWorkspace& moe = *moe_;
   const int64_t k = c.n_expert_used, n = c.n_embd, ff = c.n_ff_expert;
   {
     const auto timed = clock_.time(Op::kRouter, static_cast<double>(w.router.bytes()));
     acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
-    kernels::matmul(w.router, acts_, ws_.router.data(), ws_.router.width(), pool_, scratch_);
+    kernels::matmul(w.router, acts_, moe.router.data(), moe.router.width(), pool_, scratch_);
     choose_experts(rows);
   }
   // The (row, slot) pairs grouped by expert, in order within each: expert e's are rows
   // start[e] .. start[e + 1] of expert_in, and taken[p] says whose row p is.
-  std::vector<int64_t>& start = ws_.expert_start;
+  std::vector<int64_t>& start = moe.expert_start;
   start.assign(c.n_expert + 1, 0);
-  for (int64_t i = 0; i < rows * k; ++i) ++start[ws_.chosen[i] + 1];
+  for (int64_t i = 0; i < rows * k; ++i) ++start[moe.chosen[i] + 1];
   for (uint32_t e = 0; e < c.n_expert; ++e) start[e + 1] += start[e];
-  ws_.taken.resize(rows * k);
+  moe.taken.resize(rows * k);
   {
-    std::vector<int64_t>& next = ws_.expert_next;
+    std::vector<int64_t>& next = moe.expert_next;
     next.assign(start.begin(), start.end() - 1);
-    for (int64_t i = 0; i < rows * k; ++i) ws_.taken[next[ws_.chosen[i]]++] = i;
+    for (int64_t i = 0; i < rows * k; ++i) moe.taken[next[moe.chosen[i]]++] = i;
   }
   for (int64_t p = 0; p < rows * k; ++p)
-    std::memcpy(ws_.expert_in.row(p), ws_.xn.row(ws_.taken[p] / k), n * sizeof(float));
+    std::memcpy(moe.expert_in.row(p), ws_.xn.row(moe.taken[p] / k), n * sizeof(float));
   // Every chosen expert's gate and up in one pass of the pool, then every down in another. The
   // chosen experts go most rows first, and the i-th takes the i-th Activations of the pool, which
   // then never holds more than rows * k / (i + 1) rows: the pool stays within ~4 × rows * k rows
   // whatever the routing (with one Activations per expert, each grew to the most rows its expert
   // ever took: 234 MB more at Qwen3-30B-A3B's 4k-token prompt).
-  std::vector<uint32_t>& used = ws_.experts_chosen;
+  std::vector<uint32_t>& used = moe.experts_chosen;
   used.clear();
   for (uint32_t e = 0; e < c.n_expert; ++e)
     if (start[e + 1] > start[e]) used.push_back(e);
   std::stable_sort(used.begin(), used.end(),
                    [&](uint32_t a, uint32_t b) { return start[a + 1] - start[a] > start[b + 1] - start[b]; });
-  std::vector<kernels::MatmulJob>& jobs = ws_.expert_jobs;
+  std::vector<kernels::MatmulJob>& jobs = moe.expert_jobs;
   jobs.clear();
   // Calls fn(i, e, its first row, its rows) for the i-th chosen expert e, in that order.
   auto for_each_chosen = [&](auto&& fn) {
@@ -84,10 +96,10 @@ void Model::moe_ffn(int layer, int64_t rows) {
   };
   double bytes = 0.0;
   for_each_chosen([&](size_t i, uint32_t e, int64_t first, int64_t m) {
-    kernels::Activations& in = ws_.expert_acts[i];
-    in.set(ws_.expert_in.row(first), m, n, ws_.expert_in.width());
-    jobs.push_back({&w.expert_gate[e], &in, ws_.expert_gate.row(first), ws_.expert_gate.width()});
-    jobs.push_back({&w.expert_up[e], &in, ws_.expert_up.row(first), ws_.expert_up.width()});
+    kernels::Activations& in = moe.expert_acts[i];
+    in.set(moe.expert_in.row(first), m, n, moe.expert_in.width());
+    jobs.push_back({&w.expert_gate[e], &in, moe.expert_gate.row(first), moe.expert_gate.width()});
+    jobs.push_back({&w.expert_up[e], &in, moe.expert_up.row(first), moe.expert_up.width()});
     bytes += static_cast<double>(w.expert_gate[e].bytes() + w.expert_up[e].bytes());
   });
   {
@@ -96,14 +108,14 @@ void Model::moe_ffn(int layer, int64_t rows) {
   }
   {
     const auto timed = clock_.time(Op::kSiluMul);
-    kernels::silu_mul(ws_.expert_gate.data(), ws_.expert_up.data(), ws_.expert_gate.data(), rows * k * ff);
+    kernels::silu_mul(moe.expert_gate.data(), moe.expert_up.data(), moe.expert_gate.data(), rows * k * ff);
   }
   jobs.clear();
   bytes = 0.0;
   for_each_chosen([&](size_t i, uint32_t e, int64_t first, int64_t m) {
-    kernels::Activations& hidden = ws_.hidden_acts[i];
-    hidden.set(ws_.expert_gate.row(first), m, ff, ws_.expert_gate.width());
-    jobs.push_back({&w.expert_down[e], &hidden, ws_.expert_out.row(first), ws_.expert_out.width()});
+    kernels::Activations& hidden = moe.hidden_acts[i];
+    hidden.set(moe.expert_gate.row(first), m, ff, moe.expert_gate.width());
+    jobs.push_back({&w.expert_down[e], &hidden, moe.expert_out.row(first), moe.expert_out.width()});
     bytes += static_cast<double>(w.expert_down[e].bytes());
   });
   const auto timed = clock_.time(Op::kDown, bytes);
@@ -111,14 +123,14 @@ void Model::moe_ffn(int layer, int64_t rows) {
   // Each row's slots weighted and summed in order (llama.cpp's order; each product rounded
   // before it is added, as when the slots were summed from buffers of their own), through xn
   // (free once gathered), then into the residual.
-  std::vector<int64_t>& place = ws_.expert_next;  // where each (row, slot) pair's output lies
+  std::vector<int64_t>& place = moe.expert_next;  // where each (row, slot) pair's output lies
   place.resize(rows * k);
-  for (int64_t p = 0; p < rows * k; ++p) place[ws_.taken[p]] = p;
+  for (int64_t p = 0; p < rows * k; ++p) place[moe.taken[p]] = p;
   for (int64_t r = 0; r < rows; ++r) {
     float* sum = ws_.xn.row(r);
     for (int64_t j = 0; j < k; ++j) {
-      const float* y = ws_.expert_out.row(place[r * k + j]);
-      const float weight = ws_.chosen_weight[r * k + j];
+      const float* y = moe.expert_out.row(place[r * k + j]);
+      const float weight = moe.chosen_weight[r * k + j];
       if (j == 0)
         for (int64_t d = 0; d < n; ++d) sum[d] = y[d] * weight;
       else

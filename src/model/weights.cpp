@@ -97,7 +97,7 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
     throw std::runtime_error("model tensor token_embd.weight: rows of type " +
                              std::string(gguf::type_name(w.token_embd.type)) + " cannot be looked up");
   w.output = c.tied_output ? w.token_embd : b.matrix("output.weight", c.n_embd, c.n_vocab);
-  const ArchFeatures f = c.features();
+  const ArchFeatures& f = c.features;
   const bool layer_norm = f.norm == ArchFeatures::Norm::Layer;
   w.output_norm = b.vector("output_norm.weight", c.n_embd);
   if (layer_norm) w.output_norm_b = b.vector("output_norm.bias", c.n_embd);
@@ -126,16 +126,16 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
       l.wk = b.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
       l.wv = b.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
     }
-    if (c.has_qkv_bias() && f.fused_qkv) {
+    if (f.qkv_bias && f.fused_qkv) {
       l.bq = b.vector(p + "attn_qkv.bias", c.q_dim() + 2 * c.kv_dim());
       l.bk = l.bq + c.q_dim();
       l.bv = l.bk + c.kv_dim();
-    } else if (c.has_qkv_bias()) {
+    } else if (f.qkv_bias) {
       l.bq = b.vector(p + "attn_q.bias", c.q_dim());
       l.bk = b.vector(p + "attn_k.bias", c.kv_dim());
       l.bv = b.vector(p + "attn_v.bias", c.kv_dim());
     }
-    if (c.has_qk_norm()) {
+    if (f.qk_norm) {
       l.q_norm = b.vector(p + "attn_q_norm.weight", c.head_dim);
       l.k_norm = b.vector(p + "attn_k_norm.weight", c.head_dim);
     }

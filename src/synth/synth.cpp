@@ -40,7 +40,7 @@ struct PlannedTensor {
 // every architecture's features (model/config.h).
 std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePlan& plan) {
   std::vector<PlannedTensor> out;
-  const model::ArchFeatures f = c.features();
+  const model::ArchFeatures& f = c.features;
   const uint32_t n_gqa = c.n_head / c.n_head_kv;
   // A matrix, or with n_mat > 1 a stack of them (the experts' 3-D tensors).
   auto matrix = [&](std::string name, TensorRole role, uint32_t layer, uint64_t in, uint64_t rows,
@@ -135,7 +135,7 @@ std::vector<float> llama3_rope_factors(const ModelConfig& c) {
 
 void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightTypePlan& plan) {
   const ModelConfig& c = o.config;
-  const model::ArchFeatures f = c.features();
+  const model::ArchFeatures& f = c.features;
   const std::string a = c.arch + ".";
   w.set("general.architecture", Value::string(c.arch));
   w.set("general.type", Value::string("model"));
@@ -152,11 +152,11 @@ void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightType
     w.set(a + "rope.freq_base", Value::f32(c.rope_base));
     w.set(a + "attention.layer_norm_rms_epsilon", Value::f32(c.rms_eps));
   }
-  if (c.arch == "qwen3" || c.arch == "qwen3moe" || c.arch == "gemma3" || c.head_dim != c.n_embd / c.n_head) {
+  if (f.writes_key_length || c.head_dim != c.n_embd / c.n_head) {
     w.set(a + "attention.key_length", Value::u32(c.head_dim));
     w.set(a + "attention.value_length", Value::u32(c.head_dim));
   }
-  if (c.arch == "llama") {
+  if (f.writes_vocab_size) {
     w.set(a + "vocab_size", Value::u32(c.n_vocab));
     w.set(a + "rope.dimension_count", Value::u32(c.head_dim));
   }

@@ -77,17 +77,17 @@ TEST(ModelConfig, FromGgufMetadata) {
   EXPECT_FLOAT_EQ(q.rms_eps, 1e-6f);
   EXPECT_FLOAT_EQ(q.rope_base, 1e6f);
   EXPECT_TRUE(q.tied_output);
-  EXPECT_TRUE(q.rope_halves());
-  EXPECT_TRUE(q.has_qk_norm());
+  EXPECT_EQ(q.features.rope_style, kernels::RopeStyle::Halves);
+  EXPECT_TRUE(q.features.qk_norm);
 
   const ModelConfig l = from_gguf(gguf::File::open(golden("tiny-llama-F16")));
   EXPECT_FALSE(l.tied_output);
-  EXPECT_FALSE(l.rope_halves());
+  EXPECT_EQ(l.features.rope_style, kernels::RopeStyle::Adjacent);
   EXPECT_FLOAT_EQ(l.rope_base, 5e5f);
   EXPECT_EQ(l.rope_dims(), 64u);
 
   EXPECT_EQ(from_gguf(gguf::File::open(golden("qwen3vocab-qwen3-Q8_0"))).n_vocab, 151936u);  // padding rows count
-  EXPECT_TRUE(from_gguf(gguf::File::open(golden("tiny-qwen2-Q8_0"))).has_qkv_bias());
+  EXPECT_TRUE(from_gguf(gguf::File::open(golden("tiny-qwen2-Q8_0"))).features.qkv_bias);
 
   // pycoder: 8 heads of 64 on a 256-wide model (key_length says so, not n_embd / n_head).
   const ModelConfig p = from_gguf(gguf::File::open(test::shared_path("models/pycoder/pycoder-q8_0.gguf")));
@@ -97,9 +97,9 @@ TEST(ModelConfig, FromGgufMetadata) {
 
   // Phi-3 (Phi-4-mini's shape): fused q|k|v and gate|up, partial NEOX rope, LongRoPE.
   const ModelConfig phi = from_gguf(gguf::File::open(golden("archs/tiny-phi3-F16")));
-  EXPECT_TRUE(phi.features().fused_qkv);
-  EXPECT_TRUE(phi.features().fused_gate_up);
-  EXPECT_TRUE(phi.rope_halves());
+  EXPECT_TRUE(phi.features.fused_qkv);
+  EXPECT_TRUE(phi.features.fused_gate_up);
+  EXPECT_EQ(phi.features.rope_style, kernels::RopeStyle::Halves);
   EXPECT_EQ(phi.rope_dims(), 48u);
   EXPECT_NEAR(phi.rope_attn_factor, 1.190238f, 1e-6f);
   EXPECT_EQ(phi.rope_original_context, 4096u);
@@ -118,7 +118,7 @@ TEST(ModelConfig, FromGgufMetadata) {
 
   // Qwen3 MoE: 2 of 8 experts of 64 per row; a decode step reads the router and two experts a layer.
   const ModelConfig moe = from_gguf(gguf::File::open(golden("archs/tiny-qwen3moe-F16")));
-  EXPECT_TRUE(moe.features().moe);
+  EXPECT_TRUE(moe.features.moe);
   EXPECT_EQ(moe.n_expert, 8u);
   EXPECT_EQ(moe.n_expert_used, 2u);
   EXPECT_EQ(moe.n_ff_expert, 64u);
@@ -127,6 +127,38 @@ TEST(ModelConfig, FromGgufMetadata) {
   const uint64_t attention = (256 * 256 + 2 * 256 * 128 + 256 * 256) * 2;
   const uint64_t layer = attention + 256 * 8 * 4 + 2 * expert + 2 * 256 * 4;  // router (F32), two experts, norms
   EXPECT_EQ(m.weight_bytes_per_token(), 4 * layer + 1024 * 256 * 2 + 256 * 2 + 256 * 4);
+}
+
+// A config's features are filled from arch when it is made; one whose arch was set afterwards,
+// or names no architecture, fails validate() instead of running as another family.
+TEST(ModelConfig, FeaturesComeFromArchWhenMade) {
+  const auto shape = [](const std::string& arch) {
+    return ModelConfig{.arch = arch, .n_layer = 2, .n_embd = 64, .n_ff = 128, .n_head = 4, .n_head_kv = 2,
+                       .head_dim = 16, .n_vocab = 32, .n_ctx_train = 64};
+  };
+  const ModelConfig qwen3 = shape("qwen3");
+  EXPECT_TRUE(qwen3.features.known);
+  EXPECT_EQ(qwen3.features, arch_features("qwen3"));
+  EXPECT_TRUE(qwen3.features.qk_norm);
+  EXPECT_NO_THROW(qwen3.validate());
+
+  ModelConfig late = shape("llama");
+  late.arch = "qwen3";  // features still llama's
+  EXPECT_THROW(late.validate(), std::invalid_argument);
+  ModelConfig unset;
+  unset.arch = "llama";
+  EXPECT_FALSE(unset.features.known);
+  EXPECT_THROW(unset.check_arch(), std::invalid_argument);
+
+  EXPECT_FALSE(arch_features("mamba").known);
+  try {
+    shape("mamba").validate();
+    ADD_FAILURE() << "validated an unknown architecture";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unsupported architecture 'mamba' (supported: llama, qwen2, qwen3, phi3"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ModelLoading, UnsupportedArchitectureIsNamed) {

@@ -136,7 +136,7 @@ TEST(Synth, PresetsOfEveryArchitectureLoadAndRun) {
     c.n_layer = 2;
     c.n_vocab = 1024;
     c.n_ff = 512;
-    if (c.features().moe) {
+    if (c.features.moe) {
       c.n_expert = 12;
       c.n_ff_expert = 128;
     }
