@@ -162,7 +162,8 @@ bool BatchEngine::held(const Sequence& seq, int64_t cached_blocks, size_t earlie
 
 // Preempts, admits and reserves as the plan says; preempted sequences wait again, in arrival order.
 BatchEngine::Work BatchEngine::carry_out(const StepPlan& plan) {
-  Work work{.preempted = !plan.preempted.empty()};
+  Work work;
+  work.preempted = !plan.preempted.empty();
   // Who each index of the plan names, before anything moves.
   std::vector<Sequence*> named(running_.size() + plan.admitted);
   for (size_t i = 0; i < running_.size(); ++i) named[i] = running_[i].get();

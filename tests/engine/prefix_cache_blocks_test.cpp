@@ -59,7 +59,7 @@ PrefixCache::Hit lookup(const Cached& c, const std::vector<int32_t>& tokens, int
 
 void release(Cached& c, int seq) { c.prefix.release(seq, {}, {}); }
 
-TEST(PrefixCache, FinishedSequencesLeaveTheirWholeBlocksCachedAndFree) {
+TEST(PrefixCacheBlocks, FinishedSequencesLeaveTheirWholeBlocksCachedAndFree) {
   Cached c(prefix_test_config(), 8 * 16, 3, 16);
   KvCache& cache = c.pool;  // 8 blocks
   const std::vector<int32_t> a = tokens_from(40, 0);  // 2 whole blocks and 8 positions
@@ -86,7 +86,7 @@ TEST(PrefixCache, FinishedSequencesLeaveTheirWholeBlocksCachedAndFree) {
   EXPECT_EQ(cache.used_blocks(), 2);
 }
 
-TEST(PrefixCache, AHitThatEndsInsideABlockCopiesIt) {
+TEST(PrefixCacheBlocks, AHitThatEndsInsideABlockCopiesIt) {
   Cached c(prefix_test_config(), 8 * 16, 2, 16);
   KvCache& cache = c.pool;
   const std::vector<int32_t> a = tokens_from(32, 0);
@@ -102,7 +102,7 @@ TEST(PrefixCache, AHitThatEndsInsideABlockCopiesIt) {
   EXPECT_EQ(cache.used_blocks(), 3);
 }
 
-TEST(PrefixCache, TokensThatBeginACachedBlockCopyItsFirstPositions) {
+TEST(PrefixCacheBlocks, TokensThatBeginACachedBlockCopyItsFirstPositions) {
   Cached c(prefix_test_config(), 8 * 16, 2, 16);
   KvCache& cache = c.pool;
   const std::vector<int32_t> a = tokens_from(48, 0);  // 3 whole blocks
@@ -124,7 +124,7 @@ TEST(PrefixCache, TokensThatBeginACachedBlockCopyItsFirstPositions) {
   EXPECT_EQ(cache.blocks_of(1), 3);
 }
 
-TEST(PrefixCache, LettingGoNeverFreesABlockAnotherSequenceHolds) {
+TEST(PrefixCacheBlocks, LettingGoNeverFreesABlockAnotherSequenceHolds) {
   Cached c(prefix_test_config(), 4 * 16, 2, 16);
   KvCache& cache = c.pool;  // 4 blocks
   const std::vector<int32_t> a = tokens_from(32, 0);
@@ -143,7 +143,7 @@ TEST(PrefixCache, LettingGoNeverFreesABlockAnotherSequenceHolds) {
   EXPECT_EQ(cache.free_blocks(), 4);
 }
 
-TEST(PrefixCache, AReservationEvictsTheLeastRecentlyUsedIdleBlocks) {
+TEST(PrefixCacheBlocks, AReservationEvictsTheLeastRecentlyUsedIdleBlocks) {
   Cached c(prefix_test_config(), 4 * 16, 2, 16);
   KvCache& cache = c.pool;  // 4 blocks
   const std::vector<int32_t> a = tokens_from(32, 0), b = tokens_from(32, 50);
@@ -171,7 +171,7 @@ TEST(PrefixCache, AReservationEvictsTheLeastRecentlyUsedIdleBlocks) {
 
 // Speculative decoding's rejected drafts: truncating gives back the blocks past the kept
 // positions (a block another sequence holds stays with it) and never cuts into published ones.
-TEST(PrefixCache, TruncateLetsGoOfTheBlocksPastTheKeptPositionsOnly) {
+TEST(PrefixCacheBlocks, TruncateLetsGoOfTheBlocksPastTheKeptPositionsOnly) {
   Cached c(prefix_test_config(), 16 * 8, 2, 16);
   KvCache& cache = c.pool;
   const std::vector<int32_t> prompt = tokens_from(32, 1);
@@ -201,7 +201,7 @@ TEST(PrefixCache, TruncateLetsGoOfTheBlocksPastTheKeptPositionsOnly) {
   EXPECT_EQ(cache.shared_blocks(1), 0);
 }
 
-TEST(PrefixCache, AttachingWhenOnlyTheCopiedBlockIsIdleTakesItOver) {
+TEST(PrefixCacheBlocks, AttachingWhenOnlyTheCopiedBlockIsIdleTakesItOver) {
   Cached c(prefix_test_config(), 2 * 16, 2, 16);
   KvCache& cache = c.pool;  // 2 blocks
   const std::vector<int32_t> a = tokens_from(32, 0);
@@ -218,7 +218,7 @@ TEST(PrefixCache, AttachingWhenOnlyTheCopiedBlockIsIdleTakesItOver) {
 
 // A model with recurrent state: a prefix is found only up to the last block whose state was
 // kept, whole blocks only, and a state goes with its block when the block is evicted.
-TEST(PrefixCache, WithBlockStatesAHitEndsAtTheLastBlockWithAState) {
+TEST(PrefixCacheBlocks, WithBlockStatesAHitEndsAtTheLastBlockWithAState) {
   Cached c(prefix_test_config(), 4 * 16, 2, 16, {.block_states = true});
   const std::vector<int32_t> a = tokens_from(48, 0);  // 3 whole blocks
   fill_and_publish(c, 0, a);
@@ -242,7 +242,7 @@ TEST(PrefixCache, WithBlockStatesAHitEndsAtTheLastBlockWithAState) {
 // On the tiny golden model: the last position's logits after attaching a cached prefix equal
 // those of a full prefill bit for bit, whether the hit ends on a block boundary or inside a
 // block (copied: 112 tokens), and for a follow-up prompt that extends the cached one.
-class PrefixCacheModel : public ::testing::Test {
+class PrefixCacheBlocksModel : public ::testing::Test {
  protected:
   std::vector<float> last_logits(KvCache& cache, int seq, const std::vector<int32_t>& tokens) {
     Batch batch;
@@ -269,7 +269,7 @@ class PrefixCacheModel : public ::testing::Test {
   Model model_{nanoserve::test::shared_path("golden/models/tiny-qwen3-Q8_0.gguf"), {.threads = 1}};
 };
 
-TEST_F(PrefixCacheModel, LogitsAfterAHitEqualAFullPrefill) {
+TEST_F(PrefixCacheBlocksModel, LogitsAfterAHitEqualAFullPrefill) {
   std::vector<int32_t> prompt(150);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>((i * 37 + 11) % 1000);
   for (const size_t n : {size_t{97}, size_t{100}, size_t{112}, size_t{150}}) {
@@ -299,7 +299,7 @@ TEST_F(PrefixCacheModel, LogitsAfterAHitEqualAFullPrefill) {
 
 // A prompt that leaves the cached one inside a block: the block's agreeing positions are copied,
 // and the logits still equal a full prefill's.
-TEST_F(PrefixCacheModel, LogitsAfterAPartlyAgreeingBlockEqualAFullPrefill) {
+TEST_F(PrefixCacheBlocksModel, LogitsAfterAPartlyAgreeingBlockEqualAFullPrefill) {
   std::vector<int32_t> cached(160);
   for (size_t i = 0; i < cached.size(); ++i) cached[i] = static_cast<int32_t>((i * 53 + 5) % 1000);
   Cached c(model_.config(), 512, 2);
