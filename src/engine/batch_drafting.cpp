@@ -15,6 +15,8 @@ std::shared_ptr<Drafter> make_drafter(const BatchOptions& options, model::Model&
   if (options.spec != SpecMode::Draft && !options.draft_model_path.empty())
     throw std::invalid_argument("--draft-model needs --spec draft");
   if (options.test_drafter) return options.test_drafter;
+  // Verification drops rejected drafts from the cache; a delta-net layer's state cannot go back.
+  if (target.config().n_recurrent_layers() > 0) return nullptr;
   switch (options.spec) {
     case SpecMode::Off:
       return nullptr;

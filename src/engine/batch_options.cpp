@@ -30,11 +30,16 @@ int64_t pool_positions(const BatchOptions& options, const model::ModelConfig& co
   if (options.kv_memory_bytes <= 0) return context_size_for(options.context_size, config.n_ctx_train) * options.parallel;
   const int64_t block = model::KvCache::kDefaultBlockSize;
   const int64_t block_bytes = model::kv_bytes_per_position(config) * block;
-  const int64_t blocks = options.kv_memory_bytes / block_bytes;
+  // Every slot's delta-net state (none without such layers) comes out of the same memory.
+  const int64_t states = model::recurrent_bytes(config) * options.parallel;
+  const int64_t blocks = (options.kv_memory_bytes - states) / block_bytes;
   if (blocks < 1)
     throw std::invalid_argument("the KV memory (" + std::to_string(options.kv_memory_bytes) +
                                 " bytes) is less than one block of " + std::to_string(block) + " positions (" +
-                                std::to_string(block_bytes) + " bytes for this model)");
+                                std::to_string(block_bytes) + " bytes for this model)" +
+                                (states > 0 ? " besides the slots' recurrent states (" + std::to_string(states) +
+                                                  " bytes)"
+                                            : ""));
   return blocks * block;
 }
 

@@ -11,8 +11,8 @@ namespace {
 std::unique_ptr<KvDiskCache> disk_tier(const model::KvCache& pool, const std::optional<KvDiskOptions>& options) {
   if (!options) return nullptr;
   if (!pool.shares_prefixes())
-    throw std::invalid_argument("--cache-dir: this model's sliding-window layers keep only their window, so its "
-                                "prefixes are not cached");
+    throw std::invalid_argument("--cache-dir: this model's prefixes are not cached (its sliding-window layers keep "
+                                "only their window, or its delta-net layers a state rather than positions)");
   KvDiskOptions o = *options;
   o.block_size = pool.block_size();
   o.block_bytes = pool.block_bytes();

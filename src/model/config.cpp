@@ -34,6 +34,14 @@ const ArchRow kArchs[] = {
       .rope_style = RopeStyle::Halves,
       .writes_key_length = true}},
     {"qwen3moe", {.qk_norm = true, .moe = true, .rope_style = RopeStyle::Halves, .writes_key_length = true}},
+    {"qwen35moe",
+     {.qk_norm = true,
+      .moe = true,
+      .rope_style = RopeStyle::Halves,
+      .writes_key_length = true,
+      .delta_net = true,
+      .gated_q = true,
+      .shared_expert = true}},
 };
 
 }  // namespace
@@ -86,6 +94,14 @@ void ModelConfig::validate() const {
          std::to_string(head_dim) + " (use --kv-type f16)");
   if (features.moe && (n_expert == 0 || n_expert_used == 0 || n_expert_used > n_expert || n_ff_expert == 0))
     fail("expert_count, expert_used_count (at most expert_count) and expert_feed_forward_length must be > 0");
+  if (features.shared_expert && n_ff_shared == 0) fail("expert_shared_feed_forward_length must be > 0");
+  if (features.delta_net) {
+    if (full_attention_interval == 0) fail("full_attention_interval must be > 0");
+    if (ssm_conv_kernel < 1 || ssm_key_heads == 0 || ssm_value_heads == 0 || ssm_head_dim == 0)
+      fail("ssm.conv_kernel, ssm.group_count, ssm.time_step_rank and ssm.state_size must be > 0");
+    if (ssm_value_heads % ssm_key_heads != 0) fail("ssm.time_step_rank must be a multiple of ssm.group_count");
+    if (ssm_inner != ssm_value_heads * ssm_head_dim) fail("ssm.inner_size must be ssm.time_step_rank × ssm.state_size");
+  }
 }
 
 }  // namespace nanoserve::model

@@ -61,6 +61,14 @@ struct ArchFeatures {
   // where it is n_embd / n_head (qwen3, qwen3moe, gemma3); vocab_size and rope.dimension_count (llama).
   bool writes_key_length = false;
   bool writes_vocab_size = false;
+  // Gated delta-net ("linear attention") layers, all but every full_attention_interval-th: a
+  // recurrent state per sequence instead of keys and values (model/delta_net.cpp; qwen35moe).
+  bool delta_net = false;
+  // attn_q's rows per head are q then a gate: attention's output times sigmoid(gate) (qwen35moe).
+  bool gated_q = false;
+  // A shared expert beside the routed ones, its output scaled by sigmoid(ffn_gate_inp_shexp · y);
+  // the MoE's pre-norm is post_attention_norm (qwen35moe).
+  bool shared_expert = false;
   // Whether these are an architecture's: false for a name arch_features does not know, and for
   // a config made before its arch was set (ModelConfig::validate() rejects both).
   bool known = false;
@@ -79,7 +87,7 @@ using kernels::parse_kv_type;
 using kernels::parse_optional_kv_type;
 
 struct ModelConfig {
-  std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"
+  std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe", "qwen35moe"
   // arch's features, filled once when the config is made (ModelConfig{.arch = "qwen3", ...}):
   // every reader tests these flags, none compares the name. Setting arch on a config already
   // made leaves them stale, which validate() rejects.
@@ -110,6 +118,12 @@ struct ModelConfig {
   uint32_t n_expert = 0;       // "expert_count" (moe)
   uint32_t n_expert_used = 0;  // "expert_used_count": experts per row
   uint32_t n_ff_expert = 0;    // "expert_feed_forward_length": an expert's hidden width
+  uint32_t n_ff_shared = 0;    // "expert_shared_feed_forward_length" (shared_expert)
+  // The delta-net layers' shape (delta_net): "ssm.conv_kernel" taps, "ssm.group_count" key heads,
+  // "ssm.time_step_rank" value heads, "ssm.state_size" each head's dimension, "ssm.inner_size"
+  // the value heads' width; every "full_attention_interval"-th layer attends instead.
+  uint32_t ssm_conv_kernel = 0, ssm_key_heads = 0, ssm_value_heads = 0, ssm_head_dim = 0, ssm_inner = 0;
+  uint32_t full_attention_interval = 0;
   // How the KV cache stores keys and values: not in the file, the server's choice
   // (ModelOptions::kv_type); every cache made for this config follows it.
   kernels::KvType kv_type = kernels::KvType::F16;
@@ -130,6 +144,17 @@ struct ModelConfig {
     for (uint32_t l = 0; l < n_layer; ++l) n += windowed(l) ? 1 : 0;
     return n;
   }
+  // Whether layer is a delta-net layer: a recurrent state per sequence, no keys and values.
+  bool recurrent(uint32_t layer) const {
+    return features.delta_net && full_attention_interval > 0 && (layer + 1) % full_attention_interval != 0;
+  }
+  uint32_t n_recurrent_layers() const {
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < n_layer; ++l) n += recurrent(l) ? 1 : 0;
+    return n;
+  }
+  // The delta-net's convolved channels (q and k of every key head, then v): attn_qkv's rows.
+  uint32_t ssm_conv_channels() const { return 2 * ssm_key_heads * ssm_head_dim + ssm_inner; }
   // Throws std::invalid_argument naming the supported architectures unless arch is one of them
   // and features are its features.
   void check_arch() const;

@@ -1,5 +1,5 @@
 // ModelConfig from GGUF metadata: the keys llama.cpp's converter writes for llama, qwen2,
-// qwen3, phi3, gpt2, gemma3 and qwen3moe, and nothing model-specific beyond them.
+// qwen3, phi3, gpt2, gemma3, qwen3moe and qwen35moe, and nothing model-specific beyond them.
 #include <stdexcept>
 #include <string>
 
@@ -53,6 +53,15 @@ ModelConfig from_gguf(const gguf::File& file) {
     c.n_expert = m.get_u32(a + "expert_count");
     c.n_expert_used = m.get_u32(a + "expert_used_count");
     c.n_ff_expert = m.get_u32(a + "expert_feed_forward_length");
+  }
+  if (f.shared_expert) c.n_ff_shared = m.get_u32(a + "expert_shared_feed_forward_length");
+  if (f.delta_net) {
+    c.ssm_conv_kernel = m.get_u32(a + "ssm.conv_kernel");
+    c.ssm_key_heads = m.get_u32(a + "ssm.group_count");
+    c.ssm_value_heads = m.get_u32(a + "ssm.time_step_rank");
+    c.ssm_head_dim = m.get_u32(a + "ssm.state_size");
+    c.ssm_inner = m.get_u32(a + "ssm.inner_size");
+    c.full_attention_interval = m.get_u32(a + "full_attention_interval");
   }
   // Read where present; only an architecture with sliding-window layers uses it (phi3's is ignored, as
   // llama.cpp ignores it).

@@ -42,7 +42,10 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   embed(batch);
   int64_t live = rows;  // rows still carried through the layers
   for (uint32_t l = 0; l < c.n_layer; ++l) {
-    attention_block(static_cast<int>(l), batch, cache);
+    if (c.recurrent(l))
+      delta_net_block(static_cast<int>(l), batch, cache);
+    else
+      attention_block(static_cast<int>(l), batch, cache);
     // Only the rows that want logits need the last feed-forward block (llama.cpp does the same).
     if (l + 1 == c.n_layer) live = keep_logit_rows(batch, logits);
     if (live == 0) break;
@@ -86,21 +89,46 @@ void Model::embed(const Batch& batch) {
 }
 
 // x += Wo · attention(rope(Wq · norm(x)), rope(Wk · norm(x)), Wv · norm(x))
+// (gated_q: attention's output times sigmoid(gate), the gate from Wq's rows beside q's)
 void Model::attention_block(int layer, const Batch& batch, KvCache& cache) {
   const LayerWeights& w = weights_.layers[layer];
   const auto rows = static_cast<int64_t>(batch.size());
+  const bool gated = config_.features.gated_q;
   norm_rows(w.attn_norm, w.attn_norm_b, rows);
   {
     const auto timed = clock_.time(Op::kQkv, static_cast<double>(w.wq.bytes() + w.wk.bytes() + w.wv.bytes()));
     acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
-    kernels::matmul_many({{&w.wq, ws_.q.data(), ws_.q.width()},
+    RowBuffer& q = gated ? ws_.q_and_gate : ws_.q;
+    kernels::matmul_many({{&w.wq, q.data(), q.width()},
                           {&w.wk, ws_.k.data(), ws_.k.width()},
                           {&w.wv, ws_.v.data(), ws_.v.width()}},
                          acts_, pool_, scratch_);
+    if (gated) split_gated_q(rows);
   }
   position_and_store(w, layer, batch, cache);
   attend(layer, batch, cache);
+  if (gated) gate_attention(rows);
   project_add(w.wo, w.bo, w.post_attn_norm, ws_.attn, rows, Op::kWo);
+}
+
+// Wq's rows per head are head_dim of q, then head_dim of its gate.
+void Model::split_gated_q(int64_t rows) {
+  const int64_t d = config_.head_dim;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < config_.n_head; ++h) {
+      const float* from = ws_.q_and_gate.row(r) + 2 * h * d;
+      std::memcpy(ws_.q.row(r) + h * d, from, d * sizeof(float));
+      std::memcpy(ws_.q_gate.row(r) + h * d, from + d, d * sizeof(float));
+    }
+}
+
+void Model::gate_attention(int64_t rows) {
+  const int64_t n = config_.q_dim();
+  for (int64_t r = 0; r < rows; ++r) {
+    float* o = ws_.attn.row(r);
+    const float* g = ws_.q_gate.row(r);
+    for (int64_t i = 0; i < n; ++i) o[i] *= 1.0f / (1.0f + std::exp(-g[i]));
+  }
 }
 
 // x += Wdown · (silu(Wgate · norm(x)) * (Wup · norm(x)))       (Ffn::SiluGated)

@@ -16,13 +16,16 @@ int64_t pool_blocks(int64_t capacity, int n_seq, int64_t block_size) {
   return blocks;
 }
 
-// The layers' places: per layer, whether it is windowed and its index among its kind.
-std::vector<int> layer_places(const ModelConfig& c, std::vector<bool>& windowed) {
+enum LayerKind : uint8_t { kTiles, kWindow, kRecurrent };
+
+// The layers' places: per layer, its kind and its index among its kind.
+std::vector<int> layer_places(const ModelConfig& c, std::vector<uint8_t>& kinds) {
   std::vector<int> at;
-  int full = 0, local = 0;
+  int count[3] = {0, 0, 0};
   for (uint32_t l = 0; l < c.n_layer; ++l) {
-    windowed.push_back(c.windowed(l));
-    at.push_back(c.windowed(l) ? local++ : full++);
+    const uint8_t kind = c.recurrent(l) ? kRecurrent : c.windowed(l) ? kWindow : kTiles;
+    kinds.push_back(kind);
+    at.push_back(count[kind]++);
   }
   return at;
 }
@@ -38,8 +41,9 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
       refs_(static_cast<size_t>(n_blocks_), 0),
       kept_(static_cast<size_t>(n_blocks_), 0),
       idle_at_(static_cast<size_t>(n_blocks_)),
-      layer_at_(layer_places(c, windowed_)),
-      tiles_(static_cast<int>(c.n_layer - c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_, n_blocks_,
+      layer_at_(layer_places(c, kind_)),
+      tiles_(static_cast<int>(c.n_layer - c.n_windowed_layers() - c.n_recurrent_layers()), n_head_kv_, head_dim_,
+             block_size_, n_blocks_,
              c.kv_type) {
   sequences_.resize(n_seq);
   free_.reserve(n_blocks_);
@@ -48,19 +52,22 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
   if (c.n_windowed_layers() > 0)
     window_ = std::make_unique<KvWindow>(static_cast<int>(c.n_windowed_layers()), n_head_kv_, head_dim_, block_size_,
                                          n_blocks_, n_seq, c.sliding_window, c.kv_type);
+  if (c.n_recurrent_layers() > 0) recurrent_ = std::make_unique<RecurrentStates>(c, n_seq);
 }
 
 bool KvCache::fits(const ModelConfig& c) const {
-  std::vector<bool> windowed;
-  layer_places(c, windowed);
+  std::vector<uint8_t> kinds;
+  layer_places(c, kinds);
   return n_layer_ == static_cast<int>(c.n_layer) && n_head_kv_ == c.n_head_kv && head_dim_ == c.head_dim &&
-         windowed == windowed_ && c.kv_type == tiles_.type() &&
+         kinds == kind_ && c.kv_type == tiles_.type() &&
+         (!recurrent_ || recurrent_->bytes_per_sequence() == static_cast<size_t>(recurrent_bytes(c))) &&
          (!window_ || window_->window() == static_cast<int64_t>(c.sliding_window));
 }
 
 size_t KvCache::bytes_of(int seq) const {
   return static_cast<size_t>(blocks_of(seq)) * block_bytes() +
-         (window_ ? static_cast<size_t>(window_->blocks_of(seq)) * window_->block_bytes() : 0);
+         (window_ ? static_cast<size_t>(window_->blocks_of(seq)) * window_->block_bytes() : 0) +
+         (recurrent_ ? recurrent_->bytes_per_sequence() : 0);
 }
 
 size_t KvCache::used_bytes() const {
@@ -95,12 +102,13 @@ void KvCache::clear(int seq) {
   for (auto it = s.blocks.rbegin(); it != s.blocks.rend(); ++it) let_go(*it);
   s = Sequence{};
   if (window_) window_->clear(seq);
+  if (recurrent_) recurrent_->clear(seq);
 }
 
 void KvCache::truncate(int seq, int64_t n) {
   sequence(seq);  // checks the id
   Sequence& s = sequences_[seq];
-  if (n > s.length || cuts_kept_block(s, n))
+  if (n > s.length || cuts_kept_block(s, n) || (recurrent_ && n < s.length))
     throw std::out_of_range("KV cache: cannot truncate sequence " + std::to_string(seq) + " of length " +
                             std::to_string(s.length) + " to " + std::to_string(n) + " (beyond it, or into a kept block)");
   if (window_) window_->truncate(seq, n);  // first: it throws when n is behind its window
@@ -114,6 +122,7 @@ void KvCache::truncate(int seq, int64_t n) {
 
 bool KvCache::can_truncate(int seq, int64_t n) const {
   const Sequence& s = sequence(seq);
+  if (recurrent_ && n < s.length) return false;  // a state cannot go back
   return n <= s.length && !cuts_kept_block(s, n) && (!window_ || window_->can_truncate(seq, n));
 }
 
@@ -221,13 +230,13 @@ void KvCache::discard(int32_t block) {
 
 void KvCache::store(int seq, int layer, int64_t pos, const float* k, const float* v) {
   const int at = layer_at_[static_cast<size_t>(layer)];
-  if (windowed_[static_cast<size_t>(layer)]) return window_->store(seq, at, pos, k, v);
+  if (kind_[static_cast<size_t>(layer)] == kWindow) return window_->store(seq, at, pos, k, v);
   tiles_.store(at, sequence(seq).blocks.at(static_cast<size_t>(pos / block_size_)), pos % block_size_, k, v);
 }
 
 kernels::KvView KvCache::view(int seq, int layer) const {
   const int at = layer_at_[static_cast<size_t>(layer)];
-  if (windowed_[static_cast<size_t>(layer)]) return window_->view(seq, at);
+  if (kind_[static_cast<size_t>(layer)] == kWindow) return window_->view(seq, at);
   return tiles_.view(at, sequence(seq).blocks.data());
 }
 
@@ -236,6 +245,18 @@ void KvCache::set_length(int seq, int64_t n) {
     throw std::out_of_range("KV cache: length " + std::to_string(n) + " beyond the blocks of sequence " +
                             std::to_string(seq));
   sequences_[seq].length = n;
+}
+
+float* KvCache::conv_state(int seq, int layer) {
+  sequence(seq);  // checks the id
+  if (kind_.at(static_cast<size_t>(layer)) != kRecurrent) throw std::logic_error("KV cache: not a recurrent layer");
+  return recurrent_->conv(seq, layer_at_[static_cast<size_t>(layer)]);
+}
+
+float* KvCache::delta_state(int seq, int layer) {
+  sequence(seq);  // checks the id
+  if (kind_.at(static_cast<size_t>(layer)) != kRecurrent) throw std::logic_error("KV cache: not a recurrent layer");
+  return recurrent_->matrices(seq, layer_at_[static_cast<size_t>(layer)]);
 }
 
 }  // namespace nanoserve::model

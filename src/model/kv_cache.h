@@ -24,7 +24,9 @@
 // A model's sliding-window layers (ModelConfig::windowed) keep their keys and values in a
 // KvWindow of their own, which lets go of what falls behind the window; the pool's blocks hold
 // the other layers. Such a cache shares no prefixes (shares_prefixes() is false): a prefix's
-// window is gone once its sequence has moved past it.
+// window is gone once its sequence has moved past it. A model's delta-net layers
+// (ModelConfig::recurrent) keep no keys and values but a state per sequence (RecurrentStates):
+// such a cache shares no prefixes either, and a sequence cannot be truncated.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +42,7 @@
 #include "model/config.h"
 #include "model/kv_tiles.h"
 #include "model/kv_window.h"
+#include "model/recurrent_state.h"
 
 namespace nanoserve::model {
 
@@ -51,11 +54,18 @@ inline int64_t kv_bytes_per_position_layer(const ModelConfig& c) {
   return 2 * c.n_head_kv * kernels::kv_position_bytes(c.kv_type, c.head_dim);
 }
 inline int64_t kv_bytes_per_position(const ModelConfig& c) {
-  return (c.n_layer - c.n_windowed_layers()) * kv_bytes_per_position_layer(c);
+  return (c.n_layer - c.n_windowed_layers() - c.n_recurrent_layers()) * kv_bytes_per_position_layer(c);
+}
+// A sequence's delta-net state, whatever its length (RecurrentStates).
+inline int64_t recurrent_bytes(const ModelConfig& c) {
+  const int64_t conv = static_cast<int64_t>(c.ssm_conv_kernel > 0 ? c.ssm_conv_kernel - 1 : 0) * c.ssm_conv_channels();
+  const int64_t matrices = static_cast<int64_t>(c.ssm_value_heads) * c.ssm_head_dim * c.ssm_head_dim;
+  return c.n_recurrent_layers() * (conv + matrices) * static_cast<int64_t>(sizeof(float));
 }
 inline int64_t kv_bytes_for(const ModelConfig& c, int64_t n) {
   return kv_bytes_per_position(c) * n +
-         c.n_windowed_layers() * kv_bytes_per_position_layer(c) * std::min<int64_t>(n, c.sliding_window);
+         c.n_windowed_layers() * kv_bytes_per_position_layer(c) * std::min<int64_t>(n, c.sliding_window) +
+         recurrent_bytes(c);
 }
 
 // Thrown when the pool has too few free blocks for what a forward call needs.
@@ -82,11 +92,13 @@ class KvCache {
   // Positions the pool holds in all: the most one sequence can ever fill.
   int64_t n_ctx() const { return n_blocks_ * block_size_; }
   // Bytes of the pool (the sliding-window layers' included) and of one block of the pool.
-  size_t bytes() const { return tiles_.bytes() + (window_ ? window_->bytes() : 0); }
+  size_t bytes() const {
+    return tiles_.bytes() + (window_ ? window_->bytes() : 0) + (recurrent_ ? recurrent_->bytes() : 0);
+  }
   size_t block_bytes() const { return tiles_.block_bytes(); }
   // Bytes of the blocks sequences hold, the sliding-window layers' included.
   size_t used_bytes() const;
-  bool shares_prefixes() const { return window_ == nullptr; }
+  bool shares_prefixes() const { return window_ == nullptr && recurrent_ == nullptr; }
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
   int64_t blocks_of(int seq) const { return static_cast<int64_t>(sequence(seq).blocks.size()); }
@@ -145,6 +157,10 @@ class KvCache {
   void store(int seq, int layer, int64_t pos, const float* k, const float* v);
   kernels::KvView view(int seq, int layer) const;
   void set_length(int seq, int64_t n);
+  // A delta-net layer's state of a sequence (ModelConfig::recurrent): the convolution's last
+  // inputs and the value heads' matrices (RecurrentStates).
+  float* conv_state(int seq, int layer);
+  float* delta_state(int seq, int layer);
 
  private:
   struct Sequence {
@@ -168,10 +184,11 @@ class KvCache {
   std::vector<std::list<int32_t>::iterator> idle_at_;  // per block, valid while it is idle
   uint64_t evictions_ = 0;
   // Per layer: where its keys and values are (the pool's tiles, or the window's) and its index there.
-  std::vector<bool> windowed_;
+  std::vector<uint8_t> kind_;  // per layer: LayerKind
   std::vector<int> layer_at_;
   KvTiles tiles_;                      // the layers that keep every position
   std::unique_ptr<KvWindow> window_;   // the sliding-window layers; none without them
+  std::unique_ptr<RecurrentStates> recurrent_;  // the delta-net layers; none without them
 };
 
 }  // namespace nanoserve::model

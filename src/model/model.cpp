@@ -13,7 +13,12 @@ namespace {
 
 int default_threads(int requested) { return requested > 0 ? requested : kernels::ThreadPool::physical_cores(); }
 
-int64_t widest_input(const ModelConfig& c) { return std::max<int64_t>({c.n_embd, c.n_ff, c.n_ff_expert, c.q_dim()}); }
+int64_t widest_input(const ModelConfig& c) {
+  return std::max<int64_t>({c.n_embd, c.n_ff, c.n_ff_expert, c.q_dim(), c.n_ff_shared, c.ssm_inner});
+}
+
+// Wq's output with its gates, and the gates: none without gated_q.
+int64_t gated_q_width(const ModelConfig& c, int times) { return c.features.gated_q ? times * c.q_dim() : 0; }
 
 // The file's config with the KV cache's type: the one asked for, else NANOSERVE_KV_TYPE's, else
 // f16 (the variable lets a whole test run use another cache type: ctest -L kv-q8).
@@ -42,6 +47,7 @@ Model::Model(const std::string& path, ModelOptions options)
       scratch_(pool_.size(), widest_input(config_)),
       ws_(config_) {
   if (config_.features.moe) moe_.emplace(config_);
+  if (config_.n_recurrent_layers() > 0) delta_.emplace(config_);
   interleave_weights();
   set_context(config_.n_ctx_train);
 }
@@ -66,7 +72,9 @@ void Model::interleave_weights() {
   if (!kernels::interleaving_pays()) return;
   std::vector<kernels::Matrix*> matrices = {&weights_.token_embd, &weights_.output};
   for (LayerWeights& l : weights_.layers) {
-    for (kernels::Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) matrices.push_back(m);
+    for (kernels::Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.shared_gate, &l.shared_up,
+                               &l.shared_down, &l.ssm_qkv, &l.ssm_z, &l.ssm_beta, &l.ssm_alpha, &l.ssm_out})
+      if (m->data) matrices.push_back(m);
     for (auto* experts : {&l.expert_gate, &l.expert_up, &l.expert_down})
       for (kernels::Matrix& m : *experts) matrices.push_back(&m);
   }
@@ -121,16 +129,18 @@ void Model::reserve_kv(KvCache& cache) {
 }
 
 Model::Workspace::Workspace(const ModelConfig& c)
-    : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
+    : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), q_and_gate(gated_q_width(c, 2)),
+      q_gate(gated_q_width(c, 1)), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
       attn(c.q_dim(), c.head_dim), gate(dense_ff(c)), up(dense_ff(c)), rope_cos(c.rope_dims() / 2),
       rope_sin(c.rope_dims() / 2), rope_cos_swa(swa_rope_width(c)), rope_sin_swa(swa_rope_width(c)),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group), c.kv_type)) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
-  for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate, &ws_.up, &ws_.rope_cos,
-                       &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa})
+  for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.q_and_gate, &ws_.q_gate, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate,
+                       &ws_.up, &ws_.rope_cos, &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa})
     b->reserve(rows);
   if (moe_) moe_->reserve(rows);
+  if (delta_) delta_->reserve(rows);
   const ModelConfig& c = config_;
   kernels::grow(ws_.scores, static_cast<size_t>(pool_.size() * ws_.pass_heads() * n_ctx));
   kernels::grow(ws_.pass_q, static_cast<size_t>(pool_.size() * 2 * ws_.pass_heads() * c.head_dim));

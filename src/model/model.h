@@ -19,6 +19,7 @@
 #include "kernels/thread_pool.h"
 #include "model/batch.h"
 #include "model/config.h"
+#include "model/delta_net.h"
 #include "model/kv_cache.h"
 #include "model/moe.h"
 #include "model/op_profile.h"
@@ -73,6 +74,8 @@ class Model {
     RowBuffer x;                   // [n_embd]  the residual stream
     RowBuffer xn;                  // [n_embd]  x normed; also each block's output before it is added to x
     RowBuffer q;                   // [q_dim]   n_head heads of head_dim
+    RowBuffer q_and_gate;          // [2 × q_dim]  gated_q: Wq's output, per head q then its gate (else 0 wide)
+    RowBuffer q_gate;              // [q_dim]   gated_q: the gate, per head
     RowBuffer k, v;                // [kv_dim]  n_head_kv heads of head_dim
     RowBuffer attn;                // [q_dim]   attention's output, per query head
     RowBuffer gate, up;            // [n_ff]    the dense feed-forward's (0 wide with experts)
@@ -85,6 +88,7 @@ class Model {
     std::vector<float> pass_q;     // [threads × 2 × pass_heads() × head_dim]  a pass's q, then its out
     int64_t pass_heads() const { return pass_rows * group; }  // the query heads of a pass (one KV head's)
     std::vector<int64_t> next_pos;  // check(): per sequence, the next position
+    std::vector<int32_t> seen;      // the batch's sequences, in order of their first row
   };
 
   void interleave_weights();
@@ -94,6 +98,13 @@ class Model {
   // The steps of forward(), each one op of the profile.
   void embed(const Batch& batch);
   void attention_block(int layer, const Batch& batch, KvCache& cache);
+  void split_gated_q(int64_t rows);
+  void gate_attention(int64_t rows);
+  void delta_net_block(int layer, const Batch& batch, KvCache& cache);
+  void group_rows_by_sequence(const Batch& batch);
+  void delta_net_inputs(const LayerWeights& w, int layer, int seq, int64_t r, KvCache& cache);
+  void delta_net_head(const LayerWeights& w, int layer, int seq, int64_t r, int64_t h, KvCache& cache);
+  void shared_expert(const LayerWeights& w, int64_t rows);
   void ffn_block(int layer, int64_t rows);
   void moe_ffn(int layer, int64_t rows);
   void choose_experts(int64_t rows);
@@ -115,6 +126,7 @@ class Model {
   kernels::Activations acts_;
   Workspace ws_;
   std::optional<MoeWorkspace> moe_;  // a mixture of experts' buffers; none for a dense model
+  std::optional<DeltaNetWorkspace> delta_;  // the delta-net layers' buffers; none without them
   OpProfile* profile_ = nullptr;
   OpClock clock_;
 };

@@ -6,6 +6,7 @@
 // chosen expert's weights once for all the rows that chose it (what makes batching a mixture of
 // experts pay); a row's result does not depend on the rows beside it.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -17,10 +18,12 @@ namespace nanoserve::model {
 
 MoeWorkspace::MoeWorkspace(const ModelConfig& c)
     : slots(c.n_expert_used), router(c.n_expert), expert_in(c.n_embd), expert_out(c.n_embd),
-      expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert), expert_acts(c.n_expert), hidden_acts(c.n_expert) {}
+      expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert), expert_acts(c.n_expert), hidden_acts(c.n_expert),
+      shared_gate(c.n_ff_shared), shared_up(c.n_ff_shared), shared_out(c.features.shared_expert ? c.n_embd : 0) {}
 
 void MoeWorkspace::reserve(int64_t rows) {
   router.reserve(rows);
+  for (RowBuffer* b : {&shared_gate, &shared_up, &shared_out}) b->reserve(rows);
   for (RowBuffer* b : {&expert_in, &expert_out, &expert_gate, &expert_up}) b->reserve(rows * slots);
 }
 
@@ -60,6 +63,7 @@ void Model::moe_ffn(int layer, int64_t rows) {
     kernels::matmul(w.router, acts_, moe.router.data(), moe.router.width(), pool_, scratch_);
     choose_experts(rows);
   }
+  if (c.features.shared_expert) shared_expert(w, rows);
   // The (row, slot) pairs grouped by expert, in order within each: expert e's are rows
   // start[e] .. start[e + 1] of expert_in, and taken[p] says whose row p is.
   std::vector<int64_t>& start = moe.expert_start;
@@ -136,8 +140,36 @@ void Model::moe_ffn(int layer, int64_t rows) {
       else
         for (int64_t d = 0; d < n; ++d) sum[d] += y[d] * weight;
     }
+    if (c.features.shared_expert) {
+      const float* y = moe.shared_out.row(r);
+      const float scale = moe.shared_scale[r];
+      for (int64_t d = 0; d < n; ++d) sum[d] += y[d] * scale;
+    }
     kernels::add(ws_.x.row(r), sum, n);
   }
+}
+
+// The shared expert of every row: down(silu(gate · y) * (up · y)), and the scale its output joins
+// the routed sum with, sigmoid(gate_inp · y).
+void Model::shared_expert(const LayerWeights& w, int64_t rows) {
+  MoeWorkspace& moe = *moe_;
+  const int64_t n = config_.n_embd;
+  moe.shared_scale.resize(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* y = ws_.xn.row(r);
+    double dot = 0.0;
+    for (int64_t d = 0; d < n; ++d) dot += static_cast<double>(w.shared_gate_inp[d]) * y[d];
+    moe.shared_scale[r] = 1.0f / (1.0f + std::exp(-static_cast<float>(dot)));
+  }
+  acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
+  kernels::matmul_many({{&w.shared_gate, moe.shared_gate.data(), moe.shared_gate.width()},
+                        {&w.shared_up, moe.shared_up.data(), moe.shared_up.width()}},
+                       acts_, pool_, scratch_);
+  kernels::silu_mul(moe.shared_gate.data(), moe.shared_up.data(), moe.shared_gate.data(),
+                    rows * moe.shared_gate.width());
+  kernels::Activations& hidden = moe.hidden_acts[0];
+  hidden.set(moe.shared_gate.data(), rows, config_.n_ff_shared, moe.shared_gate.width());
+  kernels::matmul(w.shared_down, hidden, moe.shared_out.data(), moe.shared_out.width(), pool_, scratch_);
 }
 
 }  // namespace nanoserve::model

@@ -31,6 +31,10 @@ struct MoeWorkspace {
   std::vector<kernels::Activations> expert_acts, hidden_acts;  // [n_expert]  the i-th chosen's input, hidden rows
   std::vector<kernels::MatmulJob> expert_jobs;                  // one pass of the pool's matrices
   std::vector<int32_t> expert_order;  // [n_expert]  a row's experts, sorted by probability
+  // The shared expert's (ArchFeatures::shared_expert; 0 wide without): hidden rows, output, gate.
+  RowBuffer shared_gate, shared_up;  // [n_ff_shared]
+  RowBuffer shared_out;              // [n_embd]
+  std::vector<float> shared_scale;   // [rows]  sigmoid(gate_inp · y)
 };
 
 }  // namespace nanoserve::model

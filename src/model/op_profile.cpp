@@ -15,6 +15,7 @@ const char* op_name(Op op) {
     case Op::kSiluMul: return "silu * up";
     case Op::kDown: return "down";
     case Op::kOutput: return "output";
+    case Op::kDeltaNet: return "delta net";
   }
   return "?";
 }

@@ -24,8 +24,9 @@ enum class Op {
   kSiluMul,    // silu(gate) * up
   kDown,       // Wdown and the residual add
   kOutput,     // the output matrix (logits)
+  kDeltaNet,   // a delta-net layer's convolution, state update, norm and gate (none elsewhere)
 };
-inline constexpr int kOpCount = 11;
+inline constexpr int kOpCount = 12;
 
 const char* op_name(Op op);
 

@@ -87,6 +87,51 @@ class Binder {
   const gguf::File& file_;
 };
 
+// An attention layer's projections, their biases and norms.
+void bind_attention(const Binder& b, const std::string& p, const ModelConfig& c, LayerWeights& l) {
+  const ArchFeatures& f = c.features;
+  if (f.fused_qkv) {
+    const auto qkv = b.split(p + "attn_qkv.weight", c.n_embd, {c.q_dim(), c.kv_dim(), c.kv_dim()});
+    l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
+  } else {
+    l.wq = b.matrix(p + "attn_q.weight", c.n_embd, (f.gated_q ? 2 : 1) * c.q_dim());
+    l.wk = b.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
+    l.wv = b.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
+  }
+  if (f.qkv_bias && f.fused_qkv) {
+    l.bq = b.vector(p + "attn_qkv.bias", c.q_dim() + 2 * c.kv_dim());
+    l.bk = l.bq + c.q_dim();
+    l.bv = l.bk + c.kv_dim();
+  } else if (f.qkv_bias) {
+    l.bq = b.vector(p + "attn_q.bias", c.q_dim());
+    l.bk = b.vector(p + "attn_k.bias", c.kv_dim());
+    l.bv = b.vector(p + "attn_v.bias", c.kv_dim());
+  }
+  if (f.qk_norm) {
+    l.q_norm = b.vector(p + "attn_q_norm.weight", c.head_dim);
+    l.k_norm = b.vector(p + "attn_k_norm.weight", c.head_dim);
+  }
+  l.wo = b.matrix(p + "attn_output.weight", c.q_dim(), c.n_embd);
+}
+
+// A delta-net layer's tensors (ModelConfig::recurrent).
+void bind_delta_net(const Binder& b, const std::string& p, const ModelConfig& c, LayerWeights& l) {
+  const uint32_t channels = c.ssm_conv_channels(), heads = c.ssm_value_heads;
+  l.ssm_qkv = b.matrix(p + "attn_qkv.weight", c.n_embd, channels);
+  l.ssm_z = b.matrix(p + "attn_gate.weight", c.n_embd, c.ssm_inner);
+  const gguf::TensorInfo& conv = b.find(p + "ssm_conv1d.weight", {c.ssm_conv_kernel, channels});
+  if (conv.type != gguf::TensorType::F32)
+    throw std::runtime_error("model tensor " + p + "ssm_conv1d.weight has type " +
+                             std::string(gguf::type_name(conv.type)) + ", expected F32");
+  l.ssm_conv = reinterpret_cast<const float*>(conv.data);
+  l.ssm_a = b.vector(p + "ssm_a", heads);
+  l.ssm_dt_bias = b.vector(p + "ssm_dt.bias", heads);
+  l.ssm_beta = b.matrix(p + "ssm_beta.weight", c.n_embd, heads);
+  l.ssm_alpha = b.matrix(p + "ssm_alpha.weight", c.n_embd, heads);
+  l.ssm_norm = b.vector(p + "ssm_norm.weight", c.ssm_head_dim);
+  l.ssm_out = b.matrix(p + "ssm_out.weight", c.ssm_inner, c.n_embd);
+}
+
 }  // namespace
 
 ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
@@ -118,29 +163,12 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
     LayerWeights l;
     l.attn_norm = b.vector(p + "attn_norm.weight", c.n_embd);
     if (layer_norm) l.attn_norm_b = b.vector(p + "attn_norm.bias", c.n_embd);
-    if (f.fused_qkv) {
-      const auto qkv = b.split(p + "attn_qkv.weight", c.n_embd, {c.q_dim(), c.kv_dim(), c.kv_dim()});
-      l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
-    } else {
-      l.wq = b.matrix(p + "attn_q.weight", c.n_embd, c.q_dim());
-      l.wk = b.matrix(p + "attn_k.weight", c.n_embd, c.kv_dim());
-      l.wv = b.matrix(p + "attn_v.weight", c.n_embd, c.kv_dim());
-    }
-    if (f.qkv_bias && f.fused_qkv) {
-      l.bq = b.vector(p + "attn_qkv.bias", c.q_dim() + 2 * c.kv_dim());
-      l.bk = l.bq + c.q_dim();
-      l.bv = l.bk + c.kv_dim();
-    } else if (f.qkv_bias) {
-      l.bq = b.vector(p + "attn_q.bias", c.q_dim());
-      l.bk = b.vector(p + "attn_k.bias", c.kv_dim());
-      l.bv = b.vector(p + "attn_v.bias", c.kv_dim());
-    }
-    if (f.qk_norm) {
-      l.q_norm = b.vector(p + "attn_q_norm.weight", c.head_dim);
-      l.k_norm = b.vector(p + "attn_k_norm.weight", c.head_dim);
-    }
-    l.wo = b.matrix(p + "attn_output.weight", c.q_dim(), c.n_embd);
-    l.ffn_norm = b.vector(p + "ffn_norm.weight", c.n_embd);
+    if (c.recurrent(i))
+      bind_delta_net(b, p, c, l);
+    else
+      bind_attention(b, p, c, l);
+    // qwen35moe names the mixture of experts' pre-norm post_attention_norm.
+    l.ffn_norm = b.vector(p + (f.shared_expert ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd);
     if (layer_norm) l.ffn_norm_b = b.vector(p + "ffn_norm.bias", c.n_embd);
     if (f.post_norms) {
       l.post_attn_norm = b.vector(p + "post_attention_norm.weight", c.n_embd);
@@ -156,6 +184,12 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
       l.expert_gate = b.stack(p + "ffn_gate_exps.weight", c.n_embd, c.n_ff_expert, c.n_expert);
       l.expert_up = b.stack(p + "ffn_up_exps.weight", c.n_embd, c.n_ff_expert, c.n_expert);
       l.expert_down = b.stack(p + "ffn_down_exps.weight", c.n_ff_expert, c.n_embd, c.n_expert);
+      if (f.shared_expert) {
+        l.shared_gate = b.matrix(p + "ffn_gate_shexp.weight", c.n_embd, c.n_ff_shared);
+        l.shared_up = b.matrix(p + "ffn_up_shexp.weight", c.n_embd, c.n_ff_shared);
+        l.shared_down = b.matrix(p + "ffn_down_shexp.weight", c.n_ff_shared, c.n_embd);
+        l.shared_gate_inp = b.vector(p + "ffn_gate_inp_shexp.weight", c.n_embd);
+      }
     } else if (f.ffn == ArchFeatures::Ffn::Gelu) {
       l.w_up = b.matrix(p + "ffn_up.weight", c.n_embd, c.n_ff);  // no gate
     } else if (f.fused_gate_up) {
@@ -175,7 +209,8 @@ uint64_t weight_bytes_per_token(const ModelWeights& weights, const ModelConfig& 
   uint64_t total = weights.output.bytes() + weights.token_embd.row_bytes + c.n_embd * sizeof(float);
   for (const LayerWeights& l : weights.layers) {
     total += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() + l.w_gate.bytes() + l.w_up.bytes() +
-             l.w_down.bytes();
+             l.w_down.bytes() + l.shared_gate.bytes() + l.shared_up.bytes() + l.shared_down.bytes();
+    total += l.ssm_qkv.bytes() + l.ssm_z.bytes() + l.ssm_beta.bytes() + l.ssm_alpha.bytes() + l.ssm_out.bytes();
     // A mixture of experts: the router, and the experts one row uses.
     if (!l.expert_gate.empty())
       total += l.router.bytes() + c.n_expert_used * (l.expert_gate[0].bytes() + l.expert_up[0].bytes() +

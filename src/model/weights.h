@@ -16,7 +16,7 @@ namespace nanoserve::model {
 struct LayerWeights {
   const float* attn_norm;         // [n_embd]
   const float* attn_norm_b = nullptr;  // [n_embd]  Norm::Layer only (as ffn_norm_b)
-  kernels::Matrix wq;             // [q_dim × n_embd]   (fused_qkv: views of attn_qkv's rows)
+  kernels::Matrix wq;             // [q_dim × n_embd]   (fused_qkv: views of attn_qkv's rows; gated_q: 2 × q_dim)
   kernels::Matrix wk, wv;         // [kv_dim × n_embd]
   const float* bq = nullptr;      // [q_dim]   qkv_bias only
   const float* bk = nullptr;      // [kv_dim]  qkv_bias only
@@ -38,6 +38,21 @@ struct LayerWeights {
   std::vector<kernels::Matrix> expert_down;             // [n_embd × n_ff_expert] each
   const float* post_attn_norm = nullptr;  // [n_embd]  post_norms only: on wo's output
   const float* post_ffn_norm = nullptr;   // [n_embd]  post_norms only: on w_down's output
+  // shared_expert: its gate, up and down, and the vector whose dot with y gates its output.
+  kernels::Matrix shared_gate, shared_up;  // [n_ff_shared × n_embd]
+  kernels::Matrix shared_down;             // [n_embd × n_ff_shared]
+  const float* shared_gate_inp = nullptr;  // [n_embd]
+  // A delta-net layer (ModelConfig::recurrent; no wq, wk, wv, wo): the convolved channels' and
+  // the output gate's projections, the convolution's taps per channel, each value head's decay
+  // (ssm_a = -exp(A_log)), step bias, β and α projections, the heads' norm and the output.
+  kernels::Matrix ssm_qkv;        // [ssm_conv_channels × n_embd]  (attn_qkv: q | k | v)
+  kernels::Matrix ssm_z;          // [ssm_inner × n_embd]  (attn_gate)
+  const float* ssm_conv = nullptr;  // [ssm_conv_channels × ssm_conv_kernel]
+  const float* ssm_a = nullptr;     // [ssm_value_heads]
+  const float* ssm_dt_bias = nullptr;  // [ssm_value_heads]
+  kernels::Matrix ssm_beta, ssm_alpha;  // [ssm_value_heads × n_embd]
+  const float* ssm_norm = nullptr;  // [ssm_head_dim]
+  kernels::Matrix ssm_out;          // [n_embd × ssm_inner]
 };
 
 struct ModelWeights {

@@ -83,6 +83,26 @@ std::vector<std::pair<std::string, ModelConfig>> presets() {
   phi4_mini.sliding_window = 262144;
   add("phi-4-mini", phi4_mini);
 
+  // Qwen3.6-35B-A3B (the same text topology as Qwen3.5-35B-A3B): 40 layers, each 4th full
+  // attention (16 heads of 256 over 2 KV heads, gated, a quarter of each head rotated), the
+  // others gated delta-net (16 key heads, 32 value heads of 128, a 4-tap convolution); 256
+  // experts of 512, 8 per token, and a shared expert of 512.
+  ModelConfig qwen36_35b{.arch = "qwen35moe", .n_layer = 40, .n_embd = 2048, .n_ff = 512, .n_head = 16,
+                         .n_head_kv = 2, .head_dim = 256, .n_vocab = 248320, .n_ctx_train = 262144,
+                         .rope_base = 10000000.0f, .rms_eps = 1e-6f, .tied_output = false,
+                         .rope_scaling = std::nullopt, .n_rot = 64};
+  qwen36_35b.n_expert = 256;
+  qwen36_35b.n_expert_used = 8;
+  qwen36_35b.n_ff_expert = 512;
+  qwen36_35b.n_ff_shared = 512;
+  qwen36_35b.ssm_conv_kernel = 4;
+  qwen36_35b.ssm_key_heads = 16;
+  qwen36_35b.ssm_value_heads = 32;
+  qwen36_35b.ssm_head_dim = 128;
+  qwen36_35b.ssm_inner = 32 * 128;
+  qwen36_35b.full_attention_interval = 4;
+  add("qwen3.6-35b-a3b", qwen36_35b);
+
   // GPT-2 small (124M): MHA, learned positions, LayerNorm epsilon 1e-5.
   ModelConfig gpt2_124m{.arch = "gpt2", .n_layer = 12, .n_embd = 768, .n_ff = 3072, .n_head = 12, .n_head_kv = 12,
                         .head_dim = 64, .n_vocab = 50257, .n_ctx_train = 1024, .rope_base = 10000.0f,

@@ -27,7 +27,8 @@ using model::WeightTypePlan;
 
 constexpr float kWeightStd = 0.02f;
 
-enum class Fill { Normal, NearOne, RopeFreqs };
+// Decay: a delta-net value head's ssm_a = -exp(A_log), negative so that its state decays.
+enum class Fill { Normal, NearOne, RopeFreqs, Decay };
 
 struct PlannedTensor {
   std::string name;
@@ -67,14 +68,13 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
     floats("rope_factors_long.weight", {c.rope_dims() / 2}, Fill::NearOne);
     floats("rope_factors_short.weight", {c.rope_dims() / 2}, Fill::NearOne);
   }
-  for (uint32_t i = 0; i < c.n_layer; ++i) {
-    const std::string blk = "blk." + std::to_string(i) + ".";
-    norm(blk + "attn_norm");
+  // An attention layer's projections (gated_q: each head's q rows then its gate's).
+  auto plan_attention = [&](const std::string& blk, uint32_t i) {
     if (f.fused_qkv) {
       matrix(blk + "attn_qkv.weight", TensorRole::AttnQkv, i, c.n_embd, c.q_dim() + 2 * c.kv_dim());
       if (f.qkv_bias) floats(blk + "attn_qkv.bias", {c.q_dim() + 2 * c.kv_dim()}, Fill::Normal);
     } else {
-      matrix(blk + "attn_q.weight", TensorRole::AttnQ, i, c.n_embd, c.q_dim());
+      matrix(blk + "attn_q.weight", TensorRole::AttnQ, i, c.n_embd, (f.gated_q ? 2 : 1) * c.q_dim());
       matrix(blk + "attn_k.weight", TensorRole::AttnK, i, c.n_embd, c.kv_dim());
       matrix(blk + "attn_v.weight", TensorRole::AttnV, i, c.n_embd, c.kv_dim());
       if (f.qkv_bias) {
@@ -88,14 +88,38 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
       floats(blk + "attn_k_norm.weight", {c.head_dim}, Fill::NearOne);
     }
     matrix(blk + "attn_output.weight", TensorRole::AttnOutput, i, c.q_dim(), c.n_embd);
+  };
+  for (uint32_t i = 0; i < c.n_layer; ++i) {
+    const std::string blk = "blk." + std::to_string(i) + ".";
+    norm(blk + "attn_norm");
+    if (c.recurrent(i)) {  // a delta-net layer
+      const uint64_t channels = c.ssm_conv_channels(), heads = c.ssm_value_heads;
+      matrix(blk + "attn_qkv.weight", TensorRole::AttnQkv, i, c.n_embd, channels);
+      matrix(blk + "attn_gate.weight", TensorRole::AttnQ, i, c.n_embd, c.ssm_inner);
+      floats(blk + "ssm_conv1d.weight", {c.ssm_conv_kernel, channels}, Fill::Normal);
+      floats(blk + "ssm_dt.bias", {heads}, Fill::Normal);
+      floats(blk + "ssm_a", {heads}, Fill::Decay);
+      matrix(blk + "ssm_beta.weight", TensorRole::AttnQ, i, c.n_embd, heads);
+      matrix(blk + "ssm_alpha.weight", TensorRole::AttnQ, i, c.n_embd, heads);
+      floats(blk + "ssm_norm.weight", {c.ssm_head_dim}, Fill::NearOne);
+      matrix(blk + "ssm_out.weight", TensorRole::AttnOutput, i, c.ssm_inner, c.n_embd);
+    } else {
+      plan_attention(blk, i);
+    }
     if (f.projection_bias) floats(blk + "attn_output.bias", {c.n_embd}, Fill::Normal);
     if (f.post_norms) norm(blk + "post_attention_norm");
-    norm(blk + "ffn_norm");
+    norm(blk + (f.shared_expert ? "post_attention_norm" : "ffn_norm"));  // qwen35moe's name for the MoE's pre-norm
     if (f.moe) {
       floats(blk + "ffn_gate_inp.weight", {c.n_embd, c.n_expert}, Fill::Normal);
       matrix(blk + "ffn_gate_exps.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff_expert, c.n_expert);
       matrix(blk + "ffn_up_exps.weight", TensorRole::FfnUp, i, c.n_embd, c.n_ff_expert, c.n_expert);
       matrix(blk + "ffn_down_exps.weight", TensorRole::FfnDown, i, c.n_ff_expert, c.n_embd, c.n_expert);
+      if (f.shared_expert) {
+        floats(blk + "ffn_gate_inp_shexp.weight", {c.n_embd}, Fill::Normal);
+        matrix(blk + "ffn_gate_shexp.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff_shared);
+        matrix(blk + "ffn_up_shexp.weight", TensorRole::FfnUp, i, c.n_embd, c.n_ff_shared);
+        matrix(blk + "ffn_down_shexp.weight", TensorRole::FfnDown, i, c.n_ff_shared, c.n_embd);
+      }
     } else {
       if (f.ffn != model::ArchFeatures::Ffn::Gelu && !f.fused_gate_up)
         matrix(blk + "ffn_gate.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff);
@@ -176,6 +200,20 @@ void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightType
     w.set(a + "expert_used_count", Value::u32(c.n_expert_used));
     w.set(a + "expert_feed_forward_length", Value::u32(c.n_ff_expert));
   }
+  if (f.shared_expert) w.set(a + "expert_shared_feed_forward_length", Value::u32(c.n_ff_shared));
+  if (f.delta_net) {
+    w.set(a + "ssm.conv_kernel", Value::u32(c.ssm_conv_kernel));
+    w.set(a + "ssm.state_size", Value::u32(c.ssm_head_dim));
+    w.set(a + "ssm.group_count", Value::u32(c.ssm_key_heads));
+    w.set(a + "ssm.time_step_rank", Value::u32(c.ssm_value_heads));
+    w.set(a + "ssm.inner_size", Value::u32(c.ssm_inner));
+    w.set(a + "full_attention_interval", Value::u32(c.full_attention_interval));
+    w.set(a + "rope.dimension_count", Value::u32(c.rope_dims()));
+    // Multi-section RoPE: for text every section rotates by the same position, so the split
+    // only needs to cover the rotated pairs (as the released models' [11, 11, 10, 0] of 32).
+    const auto pairs = static_cast<int32_t>(c.rope_dims() / 2);
+    w.set(a + "rope.dimension_sections", Value::i32s({pairs - 2 * (pairs / 3), pairs / 3, pairs / 3, 0}));
+  }
   w.set("general.file_type", Value::u32(plan.file_type.id));
   w.set("general.quantization_version", Value::u32(2));
 }
@@ -194,6 +232,7 @@ void make_rows(const PlannedTensor& t, uint64_t tensor_seed, uint64_t row0, uint
         case Fill::Normal: row[i] = kWeightStd * rng.next(); break;
         case Fill::NearOne: row[i] = 1.0f + kWeightStd * rng.next(); break;
         case Fill::RopeFreqs: row[i] = rope_factors[i]; break;
+        case Fill::Decay: row[i] = -std::exp(rng.next()); break;
       }
     }
     tensor::quantize_row(t.type, row.data(), dst + (r - row0) * row_bytes, static_cast<int64_t>(n));

@@ -136,7 +136,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, BatchedGolden,
                          testing::Values(BatchedModel{"tiny-qwen3-Q8_0", 40}, BatchedModel{"archs/tiny-phi3-F16", 17},
                                          BatchedModel{"archs/tiny-gpt2-F16", 10},
                                          BatchedModel{"archs/tiny-gemma3-F16", 17},
-                                         BatchedModel{"archs/tiny-qwen3moe-F16", 15}),
+                                         BatchedModel{"archs/tiny-qwen3moe-F16", 15},
+                                         BatchedModel{"archs/tiny-qwen35moe-F16", 15}),
                          [](const testing::TestParamInfo<BatchedModel>& info) {
                            std::string s = info.param.name;
                            std::replace_if(s.begin(), s.end(), [](char c) { return c == '-' || c == '/'; }, '_');
@@ -164,6 +165,49 @@ TEST(BatchEngine, PreemptedRequestsRecomputeAndKeepTheirTokens) {
   expect_same_tokens(run_together(engine, requests), alone, "with preemption");
   EXPECT_GT(engine.metrics().preemptions, 0u);
   EXPECT_EQ(engine.metrics().kv_used_blocks, 0);
+}
+
+// A hybrid model (qwen35moe: delta-net layers beside attention) keeps a state per sequence, not
+// positions: a preempted request starts its state again and recomputes, with its alone tokens.
+TEST(BatchEngine, AHybridModelRecomputesItsStateAfterPreemption) {
+  const std::string name = "archs/tiny-qwen35moe-F16";
+  const std::vector<GoldenSequence> golden = tiny_golden(name);
+  BatchOptions options = tiny_options();
+  options.model_path = nanoserve::test::shared_path("golden/models/" + name + ".gguf");
+  const model::Model probe(options.model_path, {.threads = 1});
+  options.kv_memory_bytes = 32 * model::kv_bytes_per_position(probe.config()) * model::KvCache::kDefaultBlockSize +
+                            options.parallel * model::recurrent_bytes(probe.config());
+  BatchEngine engine(options);
+  ASSERT_EQ(engine.metrics().kv_total_blocks, 32);  // the slots' states come out of the same memory
+  std::vector<GenerationRequest> requests = mixed_requests(golden, 300);
+  for (GenerationRequest& r : requests) r.max_tokens = std::min<int32_t>(r.max_tokens * 3, 100);
+  requests[0].max_tokens = 400;
+  const std::vector<StreamRecord> alone = run_alone(engine, requests);
+  expect_same_tokens(run_together(engine, requests), alone, "hybrid with preemption");
+  EXPECT_GT(engine.metrics().preemptions, 0u);
+  EXPECT_EQ(engine.metrics().kv_used_blocks, 0);
+}
+
+// Its state cannot go back to before a rejected draft, nor be attached from another sequence's
+// blocks: speculation and the prefix cache are off for it, and the tokens are the same.
+TEST(BatchEngine, AHybridModelNeitherDraftsNorSharesPrefixes) {
+  const std::string path = nanoserve::test::shared_path("golden/models/archs/tiny-qwen35moe-F16.gguf");
+  auto engine = make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .prefix_cache = "on",
+                             .spec = "lookup"});
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 12; ++i)
+    for (int32_t t : {5, 6, 7, 8, 9, 10, 11, 12}) prompt.push_back(t);  // what prompt lookup drafts from
+  const GenerationRequest r = request(prompt, 40);
+  const StreamRecord first = read_to_end(*engine->submit(r)), again = read_to_end(*engine->submit(r));
+  EXPECT_EQ(again.tokens, first.tokens);
+  EXPECT_EQ(again.last.stats.cached_tokens, 0);
+  EXPECT_EQ(engine->metrics().draft_tokens, 0u);
+  try {
+    make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .cache_dir = "/tmp"});
+    ADD_FAILURE() << "--cache-dir was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("delta-net"), std::string::npos) << e.what();
+  }
 }
 
 // A cancels mid-generation beside B and C: its blocks are back in the pool by the time its

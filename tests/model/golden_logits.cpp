@@ -20,6 +20,7 @@ std::vector<std::string> golden_logit_models() {
     names.push_back(std::string("archs/tiny-gpt2-") + t);
     names.push_back(std::string("archs/tiny-gemma3-") + t);
     names.push_back(std::string("archs/tiny-qwen3moe-") + t);
+    names.push_back(std::string("archs/tiny-qwen35moe-") + t);
   }
   for (const char* m : {"tiny-qwen3-F16.kvq8", "tiny-qwen3-Q8_0.kvq8", "tiny-llama-F16.kvq8", "tiny-llama-Q8_0.kvq8"})
     names.push_back(m);

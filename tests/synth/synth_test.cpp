@@ -126,20 +126,21 @@ TEST(Synth, Llama3RopeScalingWritesRopeFreqs) {
   for (int i = 1; i < 32; ++i) EXPECT_GE(x[i], x[i - 1]);
 }
 
-// The new architectures' presets, shrunk to two layers and a small vocabulary (every other
+// The new architectures' presets, shrunk to two layers (a hybrid: one of each kind) and a small vocabulary (every other
 // dimension the released model's): they load and run, with finite logits.
 TEST(Synth, PresetsOfEveryArchitectureLoadAndRun) {
-  for (const char* name : {"qwen3-30b-a3b", "gemma-3-1b", "gemma-3-4b", "phi-4-mini", "gpt2-124m"}) {
+  for (const char* name : {"qwen3-30b-a3b", "gemma-3-1b", "gemma-3-4b", "phi-4-mini", "gpt2-124m", "qwen3.6-35b-a3b"}) {
     ModelConfig c = preset(name);
     // Small where the architecture does not care: 2 layers, a 1024-token vocabulary, narrow
     // feed-forward layers and 12 experts (8 of them per row); the attention keeps the preset's shape.
-    c.n_layer = 2;
+    c.n_layer = c.features.delta_net ? c.full_attention_interval : 2;  // a hybrid's layers of each kind
     c.n_vocab = 1024;
     c.n_ff = 512;
     if (c.features.moe) {
       c.n_expert = 12;
       c.n_ff_expert = 128;
     }
+    if (c.features.shared_expert) c.n_ff_shared = 128;
     const std::string path = synth_to_temp(c, "Q8_0");
     model::Model m(path, {.threads = 2});
     EXPECT_EQ(m.config().arch, c.arch) << name;
