@@ -234,6 +234,7 @@ std::vector<BatchEngine::Part> BatchEngine::build_batch(const Work& work) {
     const int64_t n_tokens = seq.size(), chunk = work.chunk_sizes[i];
     parts[i] = {.first_logits_row = logits_rows,
                 .event = StepRecorder::step_event(seq.cached, chunk, n_tokens, seq.prompt_size(), seq.preemptions > 0)};
+    if (seq.caching) prefix_.plan_capture(seq.slot, seq.cached, seq.cached + chunk);
     // Past the last token come the draft tokens the plan made room for; each row from the last
     // token on asks for logits.
     for (int64_t pos = seq.cached; pos < seq.cached + chunk; ++pos) {
@@ -303,6 +304,7 @@ void BatchEngine::publish_blocks(const Work& work) {
     if (!seq->caching) continue;
     prefix_.extend_chain(seq->tokens, seq->hashes);
     prefix_.publish(seq->slot, seq->tokens, seq->hashes);
+    prefix_.keep_captured(seq->slot);
   }
 }
 

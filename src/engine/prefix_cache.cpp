@@ -10,9 +10,9 @@ namespace {
 
 std::unique_ptr<KvDiskCache> disk_tier(const model::KvCache& pool, const std::optional<KvDiskOptions>& options) {
   if (!options) return nullptr;
-  if (!pool.shares_prefixes())
-    throw std::invalid_argument("--cache-dir: this model's prefixes are not cached (its sliding-window layers keep "
-                                "only their window, or its delta-net layers a state rather than positions)");
+  if (!pool.shares_prefixes() || pool.recurrent_states())
+    throw std::invalid_argument("--cache-dir: this model's prefixes are not kept on disk (its sliding-window layers "
+                                "keep only their window, or its delta-net layers a state rather than positions)");
   KvDiskOptions o = *options;
   o.block_size = pool.block_size();
   o.block_bytes = pool.block_bytes();
@@ -24,12 +24,13 @@ std::unique_ptr<KvDiskCache> disk_tier(const model::KvCache& pool, const std::op
 PrefixCache::PrefixCache(model::KvCache& pool, PrefixCacheOptions options)
     : pool_(pool),
       enabled_(options.enabled && pool.shares_prefixes()),
-      block_states_(options.block_states),
+      block_states_(options.block_states || pool.recurrent_states() != nullptr),
       index_(pool.n_blocks(), pool.block_size(), options.hash),
       slots_(static_cast<size_t>(pool.n_seq())),
       last_logits_(std::max<size_t>(1, options.last_logits)),
       disk_(disk_tier(pool, options.disk)),
-      block_buffer_(disk_ ? pool.block_bytes() : 0) {
+      block_buffer_(disk_ ? pool.block_bytes() : 0),
+      max_state_bytes_(options.max_state_bytes) {
   pool_.on_evict([this](int32_t block) { forget(block); });
 }
 
@@ -93,6 +94,13 @@ int64_t PrefixCache::start(int slot, std::span<const int32_t> tokens, std::span<
 void PrefixCache::attach(int slot, const Hit& hit) {
   pool_.attach(slot, hit.attachment);
   const std::vector<int32_t>& blocks = hit.attachment.blocks;
+  model::RecurrentStates* states = pool_.recurrent_states();
+  if (states && !blocks.empty()) {
+    auto found = states_.find(blocks.back());
+    if (found == states_.end()) throw std::logic_error("prefix cache: a recurrent prefix without its state");
+    states->restore(slot, found->second.state);
+    states_by_use_.splice(states_by_use_.end(), states_by_use_, found->second.recent);
+  }
   slots_.at(static_cast<size_t>(slot)) =
       Slot{.published = static_cast<int64_t>(blocks.size()), .chain = blocks.empty() ? -1 : blocks.back()};
 }
@@ -163,22 +171,53 @@ std::span<const float> PrefixCache::take_logits(std::span<const int32_t> tokens)
   return logits;
 }
 
-void PrefixCache::keep_state(int slot, int64_t index, std::vector<uint8_t> state) {
+void PrefixCache::keep_state(int slot, int64_t index, std::vector<float> state) {
   if (!enabled_ || !block_states_) return;
   if (index < 0 || index >= slots_.at(static_cast<size_t>(slot)).published)
     throw std::out_of_range("prefix cache: a state is kept after a published block only");
   const int32_t block = pool_.block_table(slot)[static_cast<size_t>(index)];
-  if (pool_.kept(block)) states_[block] = std::move(state);  // a duplicate block's prefix has its own
+  if (!pool_.kept(block)) return;  // a duplicate block's prefix has its own
+  drop_state(block);
+  state_bytes_ += static_cast<int64_t>(state.size() * sizeof(float));
+  states_by_use_.push_back(block);
+  states_[block] = KeptState{.state = std::move(state), .recent = std::prev(states_by_use_.end())};
+  while (state_bytes_ > max_state_bytes_ && states_by_use_.size() > 1) drop_state(states_by_use_.front());
 }
 
-std::span<const uint8_t> PrefixCache::state_after(int32_t block) const {
+std::span<const float> PrefixCache::state_after(int32_t block) const {
   const auto found = states_.find(block);
-  return found == states_.end() ? std::span<const uint8_t>{} : std::span<const uint8_t>(found->second);
+  return found == states_.end() ? std::span<const float>{} : std::span<const float>(found->second.state);
+}
+
+void PrefixCache::plan_capture(int slot, int64_t cached, int64_t end) {
+  model::RecurrentStates* states = pool_.recurrent_states();
+  if (!enabled_ || !states) return;
+  const int64_t boundary = end / pool_.block_size() * pool_.block_size();
+  states->capture(slot, boundary > cached ? boundary : -1);
+}
+
+void PrefixCache::keep_captured(int slot) {
+  const model::RecurrentStates* states = pool_.recurrent_states();
+  if (!enabled_ || !states) return;
+  Slot& s = slots_.at(static_cast<size_t>(slot));
+  const int64_t at = states->captured_position(slot);
+  const int64_t index = at / pool_.block_size() - 1;
+  if (at <= s.state_kept_at || index < 0 || index >= s.published) return;
+  keep_state(slot, index, states->captured(slot));
+  s.state_kept_at = at;
+}
+
+void PrefixCache::drop_state(int32_t block) {
+  const auto found = states_.find(block);
+  if (found == states_.end()) return;
+  state_bytes_ -= static_cast<int64_t>(found->second.state.size() * sizeof(float));
+  states_by_use_.erase(found->second.recent);
+  states_.erase(found);
 }
 
 void PrefixCache::forget(int32_t block) {
   index_.forget(block);
-  states_.erase(block);
+  drop_state(block);
 }
 
 PrefixCacheStats PrefixCache::stats() const {

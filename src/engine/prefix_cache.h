@@ -9,13 +9,17 @@
 // keeps, per slot, how far the slot's blocks are published. Everything runs on the scheduler's
 // thread except stats().
 //
-// State besides KV (PrefixCacheOptions::block_states): a model whose layers carry a recurrent
-// state cannot resume from positions alone. Such a state is kept with the published block it
-// follows (keep_state), forgotten when that block is evicted, and a prefix is found only up to
-// the last block with a state (whole blocks: a state cannot be cut inside one).
+// State besides KV (PrefixCacheOptions::block_states, and always for a pool with delta-net layers):
+// a model whose layers carry a recurrent state cannot resume from positions alone. The forward
+// pass copies a sequence's state at the last block boundary each step crosses (plan_capture); the
+// copy is kept with the published block that ends there (keep_captured, keep_state), forgotten
+// when that block is evicted or the copies outgrow their bound (least recently used first), and a
+// prefix is found only up to the last block with a state (whole blocks: a state cannot be cut
+// inside one); attaching it restores the state.
 #pragma once
 
 #include <atomic>
+#include <list>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +40,7 @@ struct PrefixCacheOptions {
   size_t last_logits = 4;                           // prompts whose logits are kept
   std::optional<KvDiskOptions> disk = std::nullopt;  // the disk tier; none without
   bool block_states = false;                        // a hit needs a kept state at its last block
+  int64_t max_state_bytes = int64_t{1} << 30;       // the kept states' bound (one is always kept)
 };
 
 struct PrefixCacheStats {
@@ -88,8 +93,13 @@ class PrefixCache {
   std::span<const float> take_logits(std::span<const int32_t> tokens);
 
   // The state after the slot's block `index` (published already); ignored unless block_states.
-  void keep_state(int slot, int64_t index, std::vector<uint8_t> state);
-  std::span<const uint8_t> state_after(int32_t block) const;  // empty when none is kept
+  void keep_state(int slot, int64_t index, std::vector<float> state);
+  std::span<const float> state_after(int32_t block) const;  // empty when none is kept
+  // Before a step that takes the slot from `cached` to `end` positions: asks the pool for a copy
+  // of its recurrent state at the last block boundary in (cached, end]. After the step (and
+  // publish): keeps the copy taken with its block.
+  void plan_capture(int slot, int64_t cached, int64_t end);
+  void keep_captured(int slot);
 
   PrefixCacheStats stats() const;  // any thread
 
@@ -98,10 +108,16 @@ class PrefixCache {
     int64_t published = 0;  // leading blocks of its table offered to the index
     int32_t chain = -1;     // the published block that holds the same prefix as its block published - 1
     bool publishing = true;  // false once a block could not be published (the rest never are)
+    int64_t state_kept_at = 0;  // the position of the last captured state kept
+  };
+  struct KeptState {
+    std::vector<float> state;
+    std::list<int32_t>::iterator recent;  // its place in states_by_use_
   };
   void end_at_state(Hit& hit) const;  // block_states: back to the last block with a state
   void spill(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes);
   void forget(int32_t block);  // the pool evicted it
+  void drop_state(int32_t block);
 
   model::KvCache& pool_;
   const bool enabled_;
@@ -111,7 +127,10 @@ class PrefixCache {
   LastLogitsCache last_logits_;
   std::unique_ptr<KvDiskCache> disk_;
   std::vector<uint8_t> block_buffer_;  // one block, to and from the disk tier
-  std::unordered_map<int32_t, std::vector<uint8_t>> states_;  // by published block
+  std::unordered_map<int32_t, KeptState> states_;  // by published block
+  std::list<int32_t> states_by_use_;                // the blocks of states_, least recently used first
+  int64_t state_bytes_ = 0;
+  const int64_t max_state_bytes_;
   std::atomic<uint64_t> lookups_ = 0, hit_tokens_ = 0, miss_tokens_ = 0, logits_hits_ = 0;
 };
 

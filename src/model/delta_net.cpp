@@ -5,7 +5,8 @@
 //   β = sigmoid(W_β · y), g = ssm_a * softplus(W_α · y + dt_bias)   per value head
 //   S ← exp(g)·S;  δ = β (v − Sᵀk);  S ← S + k δᵀ;  o = Sᵀq / √d     S: d × d per value head
 //   x += W_out · (rms_norm(o) * silu(W_z · y))                           per head, then joined
-// The state S and the convolution's inputs are the sequence's (KvCache::delta_state, conv_state).
+// The state S and the convolution's inputs are the sequence's (KvCache::delta_state, conv_state);
+// a copy is taken after the row a capture names (RecurrentStates::capture).
 #include <algorithm>
 #include <cmath>
 
@@ -76,7 +77,7 @@ void Model::delta_net_block(int layer, const Batch& batch, KvCache& cache) {
       for (int64_t g = g0; g < g1; ++g)
         for (int64_t i = dn.starts[g]; i < dn.starts[g + 1]; ++i) {
           const int64_t r = dn.order[i];
-          delta_net_inputs(w, layer, batch.rows[r].seq, r, cache);
+          delta_net_inputs(w, layer, batch.rows[r], r, cache);
         }
     }, 1);
     // Each value head's state is its own: (sequence, head) pairs side by side, rows in order.
@@ -85,7 +86,7 @@ void Model::delta_net_block(int layer, const Batch& batch, KvCache& cache) {
       for (int64_t p = p0; p < p1; ++p)
         for (int64_t i = dn.starts[p / heads]; i < dn.starts[p / heads + 1]; ++i) {
           const int64_t r = dn.order[i];
-          delta_net_head(w, layer, batch.rows[r].seq, r, p % heads, cache);
+          delta_net_head(w, layer, batch.rows[r], r, p % heads, cache);
         }
     }, 1);
   }
@@ -109,12 +110,14 @@ void Model::group_rows_by_sequence(const Batch& batch) {
 
 // A row's convolved, normed q and k and its v (in qkv), and each value head's β and decay (in
 // beta and alpha).
-void Model::delta_net_inputs(const LayerWeights& w, int layer, int seq, int64_t r, KvCache& cache) {
+void Model::delta_net_inputs(const LayerWeights& w, int layer, const BatchRow& row, int64_t r, KvCache& cache) {
   const ModelConfig& c = config_;
   DeltaNetWorkspace& dn = *delta_;
   const int64_t d = c.ssm_head_dim, key_heads = c.ssm_key_heads;
   float* in = dn.qkv.row(r);
-  convolve(in, cache.conv_state(seq, layer), w.ssm_conv, c.ssm_conv_kernel, c.ssm_conv_channels());
+  convolve(in, cache.conv_state(row.seq, layer), w.ssm_conv, c.ssm_conv_kernel, c.ssm_conv_channels());
+  RecurrentStates& states = *cache.recurrent_states();
+  if (states.capture_position(row.seq) == row.pos + 1) states.copy_conv(row.seq, cache.recurrent_index(layer));
   for (int64_t h = 0; h < 2 * key_heads; ++h) l2_normalize(in + h * d, d);  // q's heads, then k's
   float *beta = dn.beta.row(r), *alpha = dn.alpha.row(r);
   for (int64_t h = 0; h < c.ssm_value_heads; ++h) {
@@ -124,7 +127,8 @@ void Model::delta_net_inputs(const LayerWeights& w, int layer, int seq, int64_t 
 }
 
 // Value head h of row r: its state's step, then its output normed and gated.
-void Model::delta_net_head(const LayerWeights& w, int layer, int seq, int64_t r, int64_t h, KvCache& cache) {
+void Model::delta_net_head(const LayerWeights& w, int layer, const BatchRow& row, int64_t r, int64_t h,
+                           KvCache& cache) {
   const ModelConfig& c = config_;
   DeltaNetWorkspace& dn = *delta_;
   const int64_t d = c.ssm_head_dim, key_heads = c.ssm_key_heads, kh = h % key_heads;
@@ -133,8 +137,10 @@ void Model::delta_net_head(const LayerWeights& w, int layer, int seq, int64_t r,
   const float* k = in + (key_heads + kh) * d;
   const float* v = in + 2 * key_heads * d + h * d;
   float* o = dn.out.row(r) + h * d;
-  kernels::delta_net_step(cache.delta_state(seq, layer) + h * d * d, q, k, v, dn.beta.row(r)[h],
+  kernels::delta_net_step(cache.delta_state(row.seq, layer) + h * d * d, q, k, v, dn.beta.row(r)[h],
                           dn.alpha.row(r)[h], 1.0f / std::sqrt(static_cast<float>(d)), o, d);
+  RecurrentStates& states = *cache.recurrent_states();
+  if (states.capture_position(row.seq) == row.pos + 1) states.copy_matrix(row.seq, cache.recurrent_index(layer), h);
   kernels::rms_norm(o, w.ssm_norm, o, d, c.rms_eps);
   const float* z = dn.z.row(r) + h * d;
   for (int64_t j = 0; j < d; ++j) o[j] *= silu(z[j]);

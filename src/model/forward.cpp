@@ -52,6 +52,9 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
     ffn_block(static_cast<int>(l), live);
   }
   for (const BatchRow& row : batch.rows) cache.set_length(row.seq, row.pos + 1);
+  if (RecurrentStates* states = cache.recurrent_states())  // every layer's copy is taken now
+    for (const BatchRow& row : batch.rows)
+      if (states->capture_position(row.seq) == row.pos + 1) states->mark_captured(row.seq);
   if (live == 0) return;
   norm_rows(weights_.output_norm, weights_.output_norm_b, live);
   output_logits(live, logits);

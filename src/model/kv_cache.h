@@ -25,8 +25,9 @@
 // KvWindow of their own, which lets go of what falls behind the window; the pool's blocks hold
 // the other layers. Such a cache shares no prefixes (shares_prefixes() is false): a prefix's
 // window is gone once its sequence has moved past it. A model's delta-net layers
-// (ModelConfig::recurrent) keep no keys and values but a state per sequence (RecurrentStates):
-// such a cache shares no prefixes either, and a sequence cannot be truncated.
+// (ModelConfig::recurrent) keep no keys and values but a state per sequence (RecurrentStates): a
+// sequence cannot be truncated, and one that attaches a prefix starts from a copy of the state
+// taken where the prefix ends (restore), which the prefix cache keeps.
 #pragma once
 
 #include <algorithm>
@@ -98,7 +99,7 @@ class KvCache {
   size_t block_bytes() const { return tiles_.block_bytes(); }
   // Bytes of the blocks sequences hold, the sliding-window layers' included.
   size_t used_bytes() const;
-  bool shares_prefixes() const { return window_ == nullptr && recurrent_ == nullptr; }
+  bool shares_prefixes() const { return window_ == nullptr; }
 
   int64_t length(int seq) const { return sequence(seq).length; }  // positions filled so far
   int64_t blocks_of(int seq) const { return static_cast<int64_t>(sequence(seq).blocks.size()); }
@@ -161,6 +162,10 @@ class KvCache {
   // inputs and the value heads' matrices (RecurrentStates).
   float* conv_state(int seq, int layer);
   float* delta_state(int seq, int layer);
+  // The delta-net layers' states (nullptr without them), and a layer's index among them.
+  RecurrentStates* recurrent_states() { return recurrent_.get(); }
+  const RecurrentStates* recurrent_states() const { return recurrent_.get(); }
+  int recurrent_index(int layer) const { return layer_at_.at(static_cast<size_t>(layer)); }
 
  private:
   struct Sequence {

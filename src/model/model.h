@@ -102,8 +102,8 @@ class Model {
   void gate_attention(int64_t rows);
   void delta_net_block(int layer, const Batch& batch, KvCache& cache);
   void group_rows_by_sequence(const Batch& batch);
-  void delta_net_inputs(const LayerWeights& w, int layer, int seq, int64_t r, KvCache& cache);
-  void delta_net_head(const LayerWeights& w, int layer, int seq, int64_t r, int64_t h, KvCache& cache);
+  void delta_net_inputs(const LayerWeights& w, int layer, const BatchRow& row, int64_t r, KvCache& cache);
+  void delta_net_head(const LayerWeights& w, int layer, const BatchRow& row, int64_t r, int64_t h, KvCache& cache);
   void shared_expert(const LayerWeights& w, int64_t rows);
   void ffn_block(int layer, int64_t rows);
   void moe_ffn(int layer, int64_t rows);

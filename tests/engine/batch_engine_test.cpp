@@ -188,20 +188,34 @@ TEST(BatchEngine, AHybridModelRecomputesItsStateAfterPreemption) {
   EXPECT_EQ(engine.metrics().kv_used_blocks, 0);
 }
 
-// Its state cannot go back to before a rejected draft, nor be attached from another sequence's
-// blocks: speculation and the prefix cache are off for it, and the tokens are the same.
-TEST(BatchEngine, AHybridModelNeitherDraftsNorSharesPrefixes) {
+// Its state cannot go back to before a rejected draft: speculation is off for it. Its prefixes are
+// cached with a copy of the state at their last block: a resend and a follow-up turn start from
+// there and give the tokens they give with the cache off.
+TEST(BatchEngine, AHybridModelResumesFromCachedStatesAndNeverDrafts) {
   const std::string path = nanoserve::test::shared_path("golden/models/archs/tiny-qwen35moe-F16.gguf");
-  auto engine = make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .prefix_cache = "on",
-                             .spec = "lookup"});
+  auto on = make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .prefix_cache = "on",
+                         .spec = "lookup"});
+  auto off = make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .prefix_cache = "off",
+                          .spec = "off"});
   std::vector<int32_t> prompt;
   for (int i = 0; i < 12; ++i)
     for (int32_t t : {5, 6, 7, 8, 9, 10, 11, 12}) prompt.push_back(t);  // what prompt lookup drafts from
-  const GenerationRequest r = request(prompt, 40);
-  const StreamRecord first = read_to_end(*engine->submit(r)), again = read_to_end(*engine->submit(r));
-  EXPECT_EQ(again.tokens, first.tokens);
-  EXPECT_EQ(again.last.stats.cached_tokens, 0);
-  EXPECT_EQ(engine->metrics().draft_tokens, 0u);
+  prompt.push_back(300);  // 97 tokens: 6 whole blocks and one more
+  const GenerationRequest first = request(prompt, 40);
+  const StreamRecord want = read_to_end(*off->submit(first));
+  const StreamRecord cold = read_to_end(*on->submit(first)), again = read_to_end(*on->submit(first));
+  EXPECT_EQ(cold.tokens, want.tokens);
+  EXPECT_EQ(again.tokens, want.tokens);
+  EXPECT_EQ(cold.last.stats.cached_tokens, 0);
+  EXPECT_EQ(again.last.stats.cached_tokens, 96);
+  // The next turn: the conversation so far and more, from the state after its last whole block.
+  std::vector<int32_t> turn = prompt;
+  turn.insert(turn.end(), want.tokens.begin(), want.tokens.end());
+  for (int32_t t : {400, 401, 402, 403, 404}) turn.push_back(t);
+  const StreamRecord next = read_to_end(*on->submit(request(turn, 30)));
+  EXPECT_EQ(next.tokens, read_to_end(*off->submit(request(turn, 30))).tokens);
+  EXPECT_EQ(next.last.stats.cached_tokens, static_cast<int64_t>((prompt.size() + want.tokens.size() - 1) / 16 * 16));
+  EXPECT_EQ(on->metrics().draft_tokens, 0u);
   try {
     make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .cache_dir = "/tmp"});
     ADD_FAILURE() << "--cache-dir was accepted";

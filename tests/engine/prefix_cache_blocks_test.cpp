@@ -224,12 +224,12 @@ TEST(PrefixCacheBlocks, WithBlockStatesAHitEndsAtTheLastBlockWithAState) {
   fill_and_publish(c, 0, a);
   EXPECT_EQ(lookup(c, a, 47).attachment.positions, 0);  // no state kept yet
   c.prefix.keep_state(0, 1, {7, 8});
-  const std::vector<uint8_t> two = {7, 8};
+  const std::vector<float> two = {7, 8};
   PrefixCache::Hit hit = lookup(c, a, 47);
   EXPECT_EQ(hit.attachment.positions, 32);  // not 47: a state cannot be cut inside a block
   EXPECT_EQ(hit.attachment.copied, -1);
   ASSERT_EQ(hit.attachment.blocks.size(), 2u);
-  const std::span<const uint8_t> state = c.prefix.state_after(hit.attachment.blocks.back());
+  const std::span<const float> state = c.prefix.state_after(hit.attachment.blocks.back());
   EXPECT_TRUE(std::equal(state.begin(), state.end(), two.begin(), two.end()));
   EXPECT_THROW(c.prefix.keep_state(0, 3, {1}), std::out_of_range);  // not a published block
   release(c, 0);
@@ -237,6 +237,23 @@ TEST(PrefixCacheBlocks, WithBlockStatesAHitEndsAtTheLastBlockWithAState) {
   fill_and_publish(c, 1, tokens_from(64, 500));
   EXPECT_EQ(lookup(c, a, 47).attachment.positions, 0);
   EXPECT_TRUE(c.prefix.state_after(hit.attachment.blocks.back()).empty());
+}
+
+// The kept states stay within their bound: the least recently used goes first, its block stays
+// cached (a hit then ends at the last block that still has a state).
+TEST(PrefixCacheBlocks, KeptStatesStayWithinTheirBound) {
+  Cached c(prefix_test_config(), 8 * 16, 2, 16, {.block_states = true, .max_state_bytes = 2 * sizeof(float)});
+  const std::vector<int32_t> a = tokens_from(48, 0);
+  fill_and_publish(c, 0, a);
+  c.prefix.keep_state(0, 0, {1, 2});
+  c.prefix.keep_state(0, 2, {3, 4});  // over the bound: the first goes
+  const std::span<const int32_t> table = c.pool.block_table(0);
+  EXPECT_TRUE(c.prefix.state_after(table[0]).empty());
+  EXPECT_EQ(c.prefix.state_after(table[2]).size(), 2u);
+  EXPECT_EQ(lookup(c, a, 48).attachment.positions, 48);
+  c.prefix.keep_state(0, 1, {5, 6});  // the last kept stays, whatever its size
+  EXPECT_TRUE(c.prefix.state_after(table[2]).empty());
+  EXPECT_EQ(lookup(c, a, 48).attachment.positions, 32);
 }
 
 // On the tiny golden model: the last position's logits after attaching a cached prefix equal
