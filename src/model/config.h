@@ -62,12 +62,13 @@ struct ArchFeatures {
   bool writes_key_length = false;
   bool writes_vocab_size = false;
   // Gated delta-net ("linear attention") layers, all but every full_attention_interval-th: a
-  // recurrent state per sequence instead of keys and values (model/delta_net.cpp; qwen35moe).
+  // recurrent state per sequence instead of keys and values (model/delta_net.cpp); the family
+  // names the feed-forward block's pre-norm post_attention_norm (qwen35, qwen35moe).
   bool delta_net = false;
   // attn_q's rows per head are q then a gate: attention's output times sigmoid(gate) (qwen35moe).
   bool gated_q = false;
-  // A shared expert beside the routed ones, its output scaled by sigmoid(ffn_gate_inp_shexp · y);
-  // the MoE's pre-norm is post_attention_norm (qwen35moe).
+  // A shared expert beside the routed ones, its output scaled by sigmoid(ffn_gate_inp_shexp · y)
+  // (qwen35moe).
   bool shared_expert = false;
   // Whether these are an architecture's: false for a name arch_features does not know, and for
   // a config made before its arch was set (ModelConfig::validate() rejects both).
@@ -87,7 +88,7 @@ using kernels::parse_kv_type;
 using kernels::parse_optional_kv_type;
 
 struct ModelConfig {
-  std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe", "qwen35moe"
+  std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe", "qwen35", "qwen35moe"
   // arch's features, filled once when the config is made (ModelConfig{.arch = "qwen3", ...}):
   // every reader tests these flags, none compares the name. Setting arch on a config already
   // made leaves them stale, which validate() rejects.

@@ -1,5 +1,5 @@
 // ModelConfig from GGUF metadata: the keys llama.cpp's converter writes for llama, qwen2,
-// qwen3, phi3, gpt2, gemma3, qwen3moe and qwen35moe, and nothing model-specific beyond them.
+// qwen3, phi3, gpt2, gemma3, qwen3moe, qwen35 and qwen35moe, and nothing model-specific beyond them.
 #include <stdexcept>
 #include <string>
 

@@ -167,8 +167,8 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
       bind_delta_net(b, p, c, l);
     else
       bind_attention(b, p, c, l);
-    // qwen35moe names the mixture of experts' pre-norm post_attention_norm.
-    l.ffn_norm = b.vector(p + (f.shared_expert ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd);
+    // The Qwen3.5 family names the feed-forward block's pre-norm post_attention_norm.
+    l.ffn_norm = b.vector(p + (f.delta_net ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd);
     if (layer_norm) l.ffn_norm_b = b.vector(p + "ffn_norm.bias", c.n_embd);
     if (f.post_norms) {
       l.post_attn_norm = b.vector(p + "post_attention_norm.weight", c.n_embd);

@@ -83,6 +83,20 @@ std::vector<std::pair<std::string, ModelConfig>> presets() {
   phi4_mini.sliding_window = 262144;
   add("phi-4-mini", phi4_mini);
 
+  // Qwen3.5-0.8B (dense hybrid): 24 layers, each 4th full attention (8 heads of 256 over 2 KV
+  // heads, gated, a quarter rotated), the others gated delta-net (16 key and 16 value heads of
+  // 128); tied embeddings.
+  ModelConfig qwen35_08b{.arch = "qwen35", .n_layer = 24, .n_embd = 1024, .n_ff = 3584, .n_head = 8, .n_head_kv = 2,
+                         .head_dim = 256, .n_vocab = 248320, .n_ctx_train = 262144, .rope_base = 10000000.0f,
+                         .rms_eps = 1e-6f, .tied_output = true, .rope_scaling = std::nullopt, .n_rot = 64};
+  qwen35_08b.ssm_conv_kernel = 4;
+  qwen35_08b.ssm_key_heads = 16;
+  qwen35_08b.ssm_value_heads = 16;
+  qwen35_08b.ssm_head_dim = 128;
+  qwen35_08b.ssm_inner = 16 * 128;
+  qwen35_08b.full_attention_interval = 4;
+  add("qwen3.5-0.8b", qwen35_08b);
+
   // Qwen3.6-35B-A3B (the same text topology as Qwen3.5-35B-A3B): 40 layers, each 4th full
   // attention (16 heads of 256 over 2 KV heads, gated, a quarter of each head rotated), the
   // others gated delta-net (16 key heads, 32 value heads of 128, a 4-tap convolution); 256

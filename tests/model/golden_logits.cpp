@@ -28,6 +28,9 @@ std::vector<std::string> golden_logit_models() {
   // one (short factors) and past it (long factors).
   names.push_back("repo/tiny-phi3g3-F16");
   names.push_back("repo/tiny-phi3g3-F16.ctx8192");
+  // The dense Qwen3.5 hybrid (gated delta-net layers and gated attention, a dense feed-forward).
+  names.push_back("repo/tiny-qwen35-F16");
+  names.push_back("repo/tiny-qwen35-Q4_K_M");
   return names;
 }
 

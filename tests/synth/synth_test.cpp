@@ -129,7 +129,7 @@ TEST(Synth, Llama3RopeScalingWritesRopeFreqs) {
 // The new architectures' presets, shrunk to two layers (a hybrid: one of each kind) and a small vocabulary (every other
 // dimension the released model's): they load and run, with finite logits.
 TEST(Synth, PresetsOfEveryArchitectureLoadAndRun) {
-  for (const char* name : {"qwen3-30b-a3b", "gemma-3-1b", "gemma-3-4b", "phi-4-mini", "gpt2-124m", "qwen3.6-35b-a3b"}) {
+  for (const char* name : {"qwen3-30b-a3b", "gemma-3-1b", "gemma-3-4b", "phi-4-mini", "gpt2-124m", "qwen3.5-0.8b", "qwen3.6-35b-a3b"}) {
     ModelConfig c = preset(name);
     // Small where the architecture does not care: 2 layers, a 1024-token vocabulary, narrow
     // feed-forward layers and 12 experts (8 of them per row); the attention keeps the preset's shape.
