@@ -145,13 +145,20 @@ SequenceView BatchEngine::waiting_view_of(Sequence& seq, size_t queue_index) {
 
 // Whether the block that would follow seq's cached ones (the same chain hash at the same index:
 // the same prefix, or a collision, which only delays seq) is being computed by a running
-// sequence, or will be by one of the `earlier` sequences waiting before it (admitted first).
-bool BatchEngine::held(const Sequence& seq, int64_t cached_blocks, size_t earlier) const {
+// sequence, or will be by one of the `earlier` sequences waiting before it (admitted first). That
+// sequence then copies its recurrent state where their prefixes part (a hybrid model's).
+bool BatchEngine::held(const Sequence& seq, int64_t cached_blocks, size_t earlier) {
   const auto next = static_cast<size_t>(cached_blocks);
   if (next >= seq.hashes.size()) return false;
-  const auto computes_next = [&](const Sequence& other) {
-    return other.caching && next < other.hashes.size() && other.hashes[next] == seq.hashes[next] &&
-           other.cached < static_cast<int64_t>(next + 1) * pool_.block_size();
+  const auto computes_next = [&](Sequence& other) {
+    if (!(other.caching && next < other.hashes.size() && other.hashes[next] == seq.hashes[next] &&
+          other.cached < static_cast<int64_t>(next + 1) * pool_.block_size()))
+      return false;
+    size_t shared = next + 1;
+    while (shared < seq.hashes.size() && shared < other.hashes.size() && seq.hashes[shared] == other.hashes[shared])
+      ++shared;
+    other.capture_hint = std::max(other.capture_hint, static_cast<int64_t>(shared) * pool_.block_size());
+    return true;
   };
   for (const SequencePtr& r : running_)
     if (computes_next(*r)) return true;
@@ -234,7 +241,7 @@ std::vector<BatchEngine::Part> BatchEngine::build_batch(const Work& work) {
     const int64_t n_tokens = seq.size(), chunk = work.chunk_sizes[i];
     parts[i] = {.first_logits_row = logits_rows,
                 .event = StepRecorder::step_event(seq.cached, chunk, n_tokens, seq.prompt_size(), seq.preemptions > 0)};
-    if (seq.caching) prefix_.plan_capture(seq.slot, seq.cached, seq.cached + chunk);
+    if (seq.caching) prefix_.plan_capture(seq.slot, seq.cached, seq.cached + chunk, seq.capture_hint);
     // Past the last token come the draft tokens the plan made room for; each row from the last
     // token on asks for logits.
     for (int64_t pos = seq.cached; pos < seq.cached + chunk; ++pos) {

@@ -99,7 +99,7 @@ class BatchEngine final : public Engine {
   std::vector<SequenceView> running_views();
   std::vector<SequenceView> waiting_views();
   SequenceView waiting_view_of(Sequence& seq, size_t queue_index);
-  bool held(const Sequence& seq, int64_t cached_blocks, size_t earlier) const;
+  bool held(const Sequence& seq, int64_t cached_blocks, size_t earlier);
   Work carry_out(const StepPlan& plan);
   void admit(size_t n, std::vector<Sequence*>& named, Work& work);
   void give_up_if_stuck();

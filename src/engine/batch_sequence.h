@@ -20,6 +20,7 @@ struct BatchSequence {
   int slot = -1;                // its KV cache sequence while it runs
   bool caching = false;         // uses the prefix cache
   std::vector<uint64_t> hashes; // chain hashes of tokens' whole blocks (PrefixCache::extend_chain)
+  int64_t capture_hint = 0;     // where a waiting sequence's prefix parts from this one's (hybrid models)
   bool speculating = false;     // a drafter proposes tokens for it
   std::vector<int32_t> draft;   // this step's draft tokens (to follow tokens)
   std::vector<int32_t> guess;   // without drafts, the drafter's free guess of this step's token

@@ -189,10 +189,12 @@ std::span<const float> PrefixCache::state_after(int32_t block) const {
   return found == states_.end() ? std::span<const float>{} : std::span<const float>(found->second.state);
 }
 
-void PrefixCache::plan_capture(int slot, int64_t cached, int64_t end) {
+void PrefixCache::plan_capture(int slot, int64_t cached, int64_t end, int64_t hint) {
   model::RecurrentStates* states = pool_.recurrent_states();
   if (!enabled_ || !states) return;
-  const int64_t boundary = end / pool_.block_size() * pool_.block_size();
+  const int64_t block = pool_.block_size();
+  int64_t boundary = end / block * block;
+  if (hint > cached && hint <= end && hint % block == 0) boundary = hint;
   states->capture(slot, boundary > cached ? boundary : -1);
 }
 

@@ -96,9 +96,10 @@ class PrefixCache {
   void keep_state(int slot, int64_t index, std::vector<float> state);
   std::span<const float> state_after(int32_t block) const;  // empty when none is kept
   // Before a step that takes the slot from `cached` to `end` positions: asks the pool for a copy
-  // of its recurrent state at the last block boundary in (cached, end]. After the step (and
-  // publish): keeps the copy taken with its block.
-  void plan_capture(int slot, int64_t cached, int64_t end);
+  // of its recurrent state at `hint` where it is a block boundary in (cached, end] (where another
+  // sequence's prompt parts from this one's), else at the last block boundary there. After the
+  // step (and publish): keeps the copy taken with its block.
+  void plan_capture(int slot, int64_t cached, int64_t end, int64_t hint = 0);
   void keep_captured(int slot);
 
   PrefixCacheStats stats() const;  // any thread

@@ -224,6 +224,28 @@ TEST(BatchEngine, AHybridModelResumesFromCachedStatesAndNeverDrafts) {
   }
 }
 
+// Streams that share a system prompt, submitted together: the first copies its state where their
+// prompts part, and the others start from there, with the tokens of the cache off.
+TEST(BatchEngine, AHybridModelsSharersStartWhereTheirPromptsPart) {
+  const std::string path = nanoserve::test::shared_path("golden/models/archs/tiny-qwen35moe-F16.gguf");
+  auto on = make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .prefix_cache = "on"});
+  auto off = make_engine({.kind = "batch", .model_path = path, .threads = kThreads, .prefix_cache = "off"});
+  std::vector<GenerationRequest> requests;
+  for (int32_t k = 0; k < 4; ++k) {
+    std::vector<int32_t> prompt;
+    for (int32_t i = 0; i < 100; ++i) prompt.push_back((i * 37 + 11) % 1000);  // the shared 100 tokens
+    for (int32_t i = 0; i < 20; ++i) prompt.push_back(500 + 20 * k + i);
+    requests.push_back(request(prompt, 16));
+  }
+  const std::vector<StreamRecord> want = run_together(*off, requests), got = run_together(*on, requests);
+  int64_t cached = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(got[i].tokens, want[i].tokens) << i;
+    cached += got[i].last.stats.cached_tokens;
+  }
+  EXPECT_EQ(cached, 3 * 96);  // all but the first start after the shared whole blocks
+}
+
 // A cancels mid-generation beside B and C: its blocks are back in the pool by the time its
 // final event arrives, and B and C produce their alone tokens.
 TEST(BatchEngine, CancellingOneStreamFreesItsBlocksAndDisturbsNoOne) {
