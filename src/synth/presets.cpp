@@ -9,6 +9,17 @@ using model::ModelConfig;
 
 namespace {
 
+// The Qwen3.5/3.6 family's delta-net layers: heads of 128 (keys and values), a 4-tap convolution,
+// every 4th layer full attention.
+void qwen35_delta_net(ModelConfig& c, uint32_t key_heads, uint32_t value_heads) {
+  c.ssm_conv_kernel = 4;
+  c.ssm_key_heads = key_heads;
+  c.ssm_value_heads = value_heads;
+  c.ssm_head_dim = 128;
+  c.ssm_inner = value_heads * 128;
+  c.full_attention_interval = 4;
+}
+
 // Values from each model's published config.json (hidden_size, intermediate_size,
 // num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size,
 // max_position_embeddings, rope_theta, rms_norm_eps, tie_word_embeddings).
@@ -89,12 +100,7 @@ std::vector<std::pair<std::string, ModelConfig>> presets() {
   ModelConfig qwen35_08b{.arch = "qwen35", .n_layer = 24, .n_embd = 1024, .n_ff = 3584, .n_head = 8, .n_head_kv = 2,
                          .head_dim = 256, .n_vocab = 248320, .n_ctx_train = 262144, .rope_base = 10000000.0f,
                          .rms_eps = 1e-6f, .tied_output = true, .rope_scaling = std::nullopt, .n_rot = 64};
-  qwen35_08b.ssm_conv_kernel = 4;
-  qwen35_08b.ssm_key_heads = 16;
-  qwen35_08b.ssm_value_heads = 16;
-  qwen35_08b.ssm_head_dim = 128;
-  qwen35_08b.ssm_inner = 16 * 128;
-  qwen35_08b.full_attention_interval = 4;
+  qwen35_delta_net(qwen35_08b, 16, 16);
   add("qwen3.5-0.8b", qwen35_08b);
 
   // Qwen3.6-35B-A3B (the same text topology as Qwen3.5-35B-A3B): 40 layers, each 4th full
@@ -109,12 +115,7 @@ std::vector<std::pair<std::string, ModelConfig>> presets() {
   qwen36_35b.n_expert_used = 8;
   qwen36_35b.n_ff_expert = 512;
   qwen36_35b.n_ff_shared = 512;
-  qwen36_35b.ssm_conv_kernel = 4;
-  qwen36_35b.ssm_key_heads = 16;
-  qwen36_35b.ssm_value_heads = 32;
-  qwen36_35b.ssm_head_dim = 128;
-  qwen36_35b.ssm_inner = 32 * 128;
-  qwen36_35b.full_attention_interval = 4;
+  qwen35_delta_net(qwen36_35b, 16, 32);
   add("qwen3.6-35b-a3b", qwen36_35b);
 
   // GPT-2 small (124M): MHA, learned positions, LayerNorm epsilon 1e-5.
