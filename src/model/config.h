@@ -125,6 +125,9 @@ struct ModelConfig {
   // the value heads' width; every "full_attention_interval"-th layer attends instead.
   uint32_t ssm_conv_kernel = 0, ssm_key_heads = 0, ssm_value_heads = 0, ssm_head_dim = 0, ssm_inner = 0;
   uint32_t full_attention_interval = 0;
+  // Multi-token-prediction blocks after the model's own ("nextn_predict_layers"; block_count
+  // counts them): read past, not run (n_layer is the model's own layers).
+  uint32_t n_nextn = 0;
   // How the KV cache stores keys and values: not in the file, the server's choice
   // (ModelOptions::kv_type); every cache made for this config follows it.
   kernels::KvType kv_type = kernels::KvType::F16;

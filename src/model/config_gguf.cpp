@@ -28,6 +28,9 @@ ModelConfig from_gguf(const gguf::File& file) {
   const ArchFeatures& f = c.features;
   const std::string a = c.arch + ".";
   c.n_layer = m.get_u32(a + "block_count");
+  c.n_nextn = optional_u32(m, a + "nextn_predict_layers", 0);
+  if (c.n_nextn >= c.n_layer) throw std::runtime_error(a + "nextn_predict_layers must be below block_count");
+  c.n_layer -= c.n_nextn;
   c.n_embd = m.get_u32(a + "embedding_length");
   c.n_ff = m.get_u32(a + "feed_forward_length");
   c.n_head = m.get_u32(a + "attention.head_count");

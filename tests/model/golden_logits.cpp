@@ -31,6 +31,8 @@ std::vector<std::string> golden_logit_models() {
   // The dense Qwen3.5 hybrid (gated delta-net layers and gated attention, a dense feed-forward).
   names.push_back("repo/tiny-qwen35-F16");
   names.push_back("repo/tiny-qwen35-Q4_K_M");
+  // With a multi-token-prediction block after its own layers (block_count counts it): not run.
+  names.push_back("repo/tiny-qwen35-mtp-F16");
   return names;
 }
 
