@@ -10,12 +10,25 @@ namespace {
 
 std::unique_ptr<KvDiskCache> disk_tier(const model::KvCache& pool, const std::optional<KvDiskOptions>& options) {
   if (!options) return nullptr;
-  if (!pool.shares_prefixes() || pool.recurrent_states())
-    throw std::invalid_argument("--cache-dir: this model's prefixes are not kept on disk (its sliding-window layers "
-                                "keep only their window, or its delta-net layers a state rather than positions)");
+  if (!pool.shares_prefixes())
+    throw std::invalid_argument("--cache-dir: this model's sliding-window layers keep only their window, so its "
+                                "prefixes are not cached");
   KvDiskOptions o = *options;
   o.block_size = pool.block_size();
   o.block_bytes = pool.block_bytes();
+  return std::make_unique<KvDiskCache>(std::move(o));
+}
+
+// The kept copies of a hybrid model's recurrent state on disk: files of the state's size, in a
+// folder of their own (another fingerprint), under the same bound as the blocks.
+std::unique_ptr<KvDiskCache> state_tier(const model::KvCache& pool, const std::optional<KvDiskOptions>& options) {
+  const model::RecurrentStates* states = pool.recurrent_states();
+  if (!options || !states) return nullptr;
+  KvDiskOptions o = *options;
+  o.fingerprint ^= 0x7374617465730000;  // "states"
+  o.block_size = pool.block_size();
+  o.block_bytes = states->bytes_per_sequence();
+  o.max_queued_bytes = std::max(o.max_queued_bytes, 4 * o.block_bytes);
   return std::make_unique<KvDiskCache>(std::move(o));
 }
 
@@ -29,6 +42,7 @@ PrefixCache::PrefixCache(model::KvCache& pool, PrefixCacheOptions options)
       slots_(static_cast<size_t>(pool.n_seq())),
       last_logits_(std::max<size_t>(1, options.last_logits)),
       disk_(disk_tier(pool, options.disk)),
+      state_disk_(state_tier(pool, options.disk)),
       block_buffer_(disk_ ? pool.block_bytes() : 0),
       max_state_bytes_(options.max_state_bytes) {
   pool_.on_evict([this](int32_t block) { forget(block); });
@@ -138,26 +152,52 @@ void PrefixCache::spill(int slot, std::span<const int32_t> tokens, std::span<con
     const uint64_t hash = hashes[static_cast<size_t>(i)];
     if (disk_->contains(hash)) continue;
     pool_.read_block(table[static_cast<size_t>(i)], block_buffer_);
-    if (!disk_->store(hash, tokens.first(static_cast<size_t>((i + 1) * block)), block_buffer_)) return;
+    if (!disk_->store(hash, tokens.first(static_cast<size_t>((i + 1) * block)), block_buffer_)) break;
+  }
+  if (!state_disk_) return;
+  for (int64_t i = 0; i < slots_.at(static_cast<size_t>(slot)).published; ++i) {
+    const std::span<const float> state = state_after(table[static_cast<size_t>(i)]);
+    const uint64_t hash = hashes[static_cast<size_t>(i)];
+    if (state.empty() || state_disk_->contains(hash)) continue;
+    const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(state.data()), state.size_bytes());
+    state_disk_->store(hash, tokens.first(static_cast<size_t>((i + 1) * block)), bytes);
   }
 }
 
 void PrefixCache::prefetch(std::span<const int32_t> tokens, std::span<const uint64_t> hashes, int64_t room) {
   if (!disk_ || !enabled_) return;
   const auto block = static_cast<size_t>(pool_.block_size());
-  const std::vector<int32_t> in_pool = index_.match(tokens, hashes);
-  int32_t parent = in_pool.empty() ? -1 : in_pool.back();
-  for (size_t i = in_pool.size(), read = 0; i < hashes.size() && static_cast<int64_t>(read) < room; ++i, ++read) {
-    if (!disk_->contains(hashes[i])) return;
+  std::vector<int32_t> chain = index_.match(tokens, hashes);
+  int32_t parent = chain.empty() ? -1 : chain.back();
+  for (size_t i = chain.size(), read = 0; i < hashes.size() && static_cast<int64_t>(read) < room; ++i, ++read) {
+    if (!disk_->contains(hashes[i])) break;
     const std::span<const int32_t> prefix = tokens.first((i + 1) * block);
-    if (!disk_->load(hashes[i], prefix, block_buffer_)) return;
+    if (!disk_->load(hashes[i], prefix, block_buffer_)) break;
     const int32_t filled = pool_.fill_idle_block(block_buffer_, parent);
-    if (filled < 0) return;
+    if (filled < 0) break;
     if (index_.publish(filled, parent, hashes[i], prefix.last(block)) != filled) {
       pool_.discard(filled);
-      return;
+      break;
     }
     parent = filled;
+    chain.push_back(filled);
+  }
+  if (state_disk_) prefetch_state(tokens, hashes, chain);
+}
+
+// The state at the deepest block of `chain` (the pooled prefix of tokens) that has none in memory
+// but one on disk, when no deeper block has one in memory.
+void PrefixCache::prefetch_state(std::span<const int32_t> tokens, std::span<const uint64_t> hashes,
+                                 std::span<const int32_t> chain) {
+  const auto block = static_cast<size_t>(pool_.block_size());
+  for (size_t i = chain.size(); i-- > 0;) {
+    if (states_.contains(chain[i])) return;
+    if (!state_disk_->contains(hashes[i])) continue;
+    std::vector<float> state(pool_.recurrent_states()->bytes_per_sequence() / sizeof(float));
+    const std::span<uint8_t> bytes(reinterpret_cast<uint8_t*>(state.data()), state.size() * sizeof(float));
+    if (!state_disk_->load(hashes[i], tokens.first((i + 1) * block), bytes)) continue;
+    keep_state_of(chain[i], std::move(state));
+    return;
   }
 }
 
@@ -176,7 +216,10 @@ void PrefixCache::keep_state(int slot, int64_t index, std::vector<float> state) 
   if (index < 0 || index >= slots_.at(static_cast<size_t>(slot)).published)
     throw std::out_of_range("prefix cache: a state is kept after a published block only");
   const int32_t block = pool_.block_table(slot)[static_cast<size_t>(index)];
-  if (!pool_.kept(block)) return;  // a duplicate block's prefix has its own
+  if (pool_.kept(block)) keep_state_of(block, std::move(state));  // a duplicate block's prefix has its own
+}
+
+void PrefixCache::keep_state_of(int32_t block, std::vector<float> state) {
   drop_state(block);
   state_bytes_ += static_cast<int64_t>(state.size() * sizeof(float));
   states_by_use_.push_back(block);

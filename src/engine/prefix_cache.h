@@ -15,7 +15,8 @@
 // copy is kept with the published block that ends there (keep_captured, keep_state), forgotten
 // when that block is evicted or the copies outgrow their bound (least recently used first), and a
 // prefix is found only up to the last block with a state (whole blocks: a state cannot be cut
-// inside one); attaching it restores the state.
+// inside one); attaching it restores the state. With the disk tier, the copies go to disk beside the
+// blocks (files of their own) and come back with them.
 #pragma once
 
 #include <atomic>
@@ -86,6 +87,7 @@ class PrefixCache {
   // at most `room` of them.
   void prefetch(std::span<const int32_t> tokens, std::span<const uint64_t> hashes, int64_t room);
   const KvDiskCache* disk() const { return disk_.get(); }
+  const KvDiskCache* state_disk() const { return state_disk_.get(); }
 
   void keep_logits(std::span<const int32_t> tokens, std::span<const float> logits);
   // The logits kept after exactly `tokens` (empty when none), counted as a hit; valid until the
@@ -118,7 +120,10 @@ class PrefixCache {
   void end_at_state(Hit& hit) const;  // block_states: back to the last block with a state
   void spill(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes);
   void forget(int32_t block);  // the pool evicted it
+  void keep_state_of(int32_t block, std::vector<float> state);
   void drop_state(int32_t block);
+  void prefetch_state(std::span<const int32_t> tokens, std::span<const uint64_t> hashes,
+                      std::span<const int32_t> chain);
 
   model::KvCache& pool_;
   const bool enabled_;
@@ -127,6 +132,7 @@ class PrefixCache {
   std::vector<Slot> slots_;
   LastLogitsCache last_logits_;
   std::unique_ptr<KvDiskCache> disk_;
+  std::unique_ptr<KvDiskCache> state_disk_;  // a hybrid model's kept states; none without the disk tier
   std::vector<uint8_t> block_buffer_;  // one block, to and from the disk tier
   std::unordered_map<int32_t, KeptState> states_;  // by published block
   std::list<int32_t> states_by_use_;                // the blocks of states_, least recently used first

@@ -332,5 +332,38 @@ TEST_F(PrefixCacheBlocksModel, LogitsAfterAPartlyAgreeingBlockEqualAFullPrefill)
   EXPECT_TRUE(last_logits(cache, 1, other) == full);
 }
 
+// A hybrid model (delta-net layers): a prefill copies its state where asked (where another prompt
+// parts from it), the copy is kept with the block ending there, and a second prompt sharing those
+// blocks starts from it: its last logits equal a full prefill's.
+TEST(PrefixCacheBlocksHybrid, AStateCopiedWherePromptsPartServesTheOther) {
+  Model model(nanoserve::test::shared_path("golden/models/archs/tiny-qwen35moe-F16.gguf"), {.threads = 1});
+  KvCache pool(model.config(), 512, 2);
+  PrefixCache prefix(pool);
+  std::vector<int32_t> a(120), b;
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int32_t>((i * 37 + 11) % 1000);
+  b.assign(a.begin(), a.begin() + 100);
+  for (int i = 0; i < 30; ++i) b.push_back(600 + i);
+  auto prefill = [&](KvCache& cache, int seq, const std::vector<int32_t>& tokens) {
+    Batch batch;
+    for (auto pos = cache.length(seq); pos < static_cast<int64_t>(tokens.size()); ++pos)
+      batch.add(seq, pos, tokens[static_cast<size_t>(pos)], pos + 1 == static_cast<int64_t>(tokens.size()));
+    Logits logits;
+    model.forward(batch, cache, logits);
+    return std::vector<float>(logits.row(0).begin(), logits.row(0).end());
+  };
+  std::vector<uint64_t> ha, hb;
+  prefix.extend_chain(a, ha);
+  prefix.plan_capture(0, 0, 120, /*hint=*/96);  // b parts from a at 100: the last whole block before is 96
+  prefill(pool, 0, a);
+  prefix.publish(0, a, ha);
+  prefix.keep_captured(0);
+  prefix.extend_chain(b, hb);
+  const PrefixCache::Hit hit = prefix.find_start(b, hb);
+  EXPECT_EQ(hit.attachment.positions, 96);
+  prefix.attach(1, hit);
+  KvCache fresh(model.config(), 512, 1);
+  EXPECT_TRUE(prefill(pool, 1, b) == prefill(fresh, 0, b));
+}
+
 }  // namespace
 }  // namespace nanoserve::engine::prefix_cache_blocks_test

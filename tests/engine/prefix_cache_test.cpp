@@ -320,6 +320,29 @@ TEST(PrefixCache, TheDiskTierServesEvictedBlocksAndSurvivesARestart) {
   std::filesystem::remove_all(dir);
 }
 
+// A hybrid model's copies of its state go to the disk tier with the blocks: after a restart on the
+// same folder, a resent prompt starts from its last whole block again, with the same tokens.
+TEST(PrefixCache, AHybridModelsStatesSurviveARestart) {
+  const std::string dir = nanoserve::test::temp_file("prefix-disk-hybrid");
+  BatchOptions o = tiny_options(true);
+  o.model_path = nanoserve::test::shared_path("golden/models/archs/tiny-qwen35moe-F16.gguf");
+  BatchOptions plain = o;
+  plain.prefix_cache = false;
+  o.cache_dir = dir;
+  o.cache_disk_bytes = 64 << 20;
+  const GenerationRequest a = request(tokens(97, 4), 20);
+  const std::vector<int32_t> alone = run(*std::make_unique<BatchEngine>(plain), a).tokens;
+  {
+    BatchEngine on(o);
+    EXPECT_EQ(run(on, a).tokens, alone);
+  }  // its queued writes finish as it goes
+  BatchEngine restarted(o);
+  const StreamRecord again = run(restarted, a);
+  EXPECT_EQ(again.tokens, alone);
+  EXPECT_EQ(again.last.stats.cached_tokens, 96);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PrefixCache, TheOptionIsForTheBatchEngine) {
   EXPECT_THROW(make_engine({.kind = "sequential", .model_path = test::tiny_model_path(), .prefix_cache = "on"}),
                std::invalid_argument);
