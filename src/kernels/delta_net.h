@@ -2,7 +2,8 @@
 // d × d state S (rows by key dimension) decays, learns v at key k with strength beta, and is
 // read at query q:
 //   S ← decay · S;   δ = beta (v − Sᵀk);   S ← S + k δᵀ;   out = scale · Sᵀq
-// Two passes over S, each row loaded once: decay and Sᵀk, then the update and Sᵀq.
+// Two passes over S: Sᵀk (read only; the decay applied to the sum), then the decay, the update and
+// Sᵀq, each row written once.
 #pragma once
 
 #include <cstdint>

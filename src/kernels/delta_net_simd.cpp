@@ -27,25 +27,21 @@ void DeltaNetStep(float* s, const float* q, const float* k, const float* v, floa
     const int64_t vectors = std::min<int64_t>(kBlockVectors, (d - j0) / N);
     hn::Vec<decltype(df)> acc[kBlockVectors];
     for (int64_t b = 0; b < kBlockVectors; ++b) acc[b] = hn::Zero(df);
-    for (int64_t i = 0; i < d; ++i) {  // decay the block's columns, and Sᵀk
-      float* row = s + i * d + j0;
+    for (int64_t i = 0; i < d; ++i) {  // Sᵀk of the block's columns (decayed below: S is read only)
+      const float* row = s + i * d + j0;
       const auto ki = hn::Set(df, k[i]);
-      for (int64_t b = 0; b < vectors; ++b) {
-        const auto x = hn::Mul(hn::LoadU(df, row + b * N), vdecay);
-        hn::StoreU(x, df, row + b * N);
-        acc[b] = hn::MulAdd(x, ki, acc[b]);
-      }
+      for (int64_t b = 0; b < vectors; ++b) acc[b] = hn::MulAdd(hn::LoadU(df, row + b * N), ki, acc[b]);
     }
     hn::Vec<decltype(df)> delta[kBlockVectors];
     for (int64_t b = 0; b < vectors; ++b) {
-      delta[b] = hn::Mul(vbeta, hn::Sub(hn::LoadU(df, v + j0 + b * N), acc[b]));
+      delta[b] = hn::Mul(vbeta, hn::Sub(hn::LoadU(df, v + j0 + b * N), hn::Mul(acc[b], vdecay)));
       acc[b] = hn::Zero(df);
     }
-    for (int64_t i = 0; i < d; ++i) {  // learn v at k, and read at q
+    for (int64_t i = 0; i < d; ++i) {  // decay, learn v at k, and read at q: one write of each row
       float* row = s + i * d + j0;
       const auto ki = hn::Set(df, k[i]), qi = hn::Set(df, q[i]);
       for (int64_t b = 0; b < vectors; ++b) {
-        const auto x = hn::MulAdd(ki, delta[b], hn::LoadU(df, row + b * N));
+        const auto x = hn::MulAdd(ki, delta[b], hn::Mul(hn::LoadU(df, row + b * N), vdecay));
         hn::StoreU(x, df, row + b * N);
         acc[b] = hn::MulAdd(x, qi, acc[b]);
       }
