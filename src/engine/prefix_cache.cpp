@@ -20,7 +20,7 @@ std::unique_ptr<KvDiskCache> disk_tier(const model::KvCache& pool, const std::op
 }
 
 // The kept copies of a hybrid model's recurrent state on disk: files of the state's size, in a
-// folder of their own (another fingerprint), under the same bound as the blocks.
+// folder of their own (another fingerprint), with a bound of its own as large as the blocks'.
 std::unique_ptr<KvDiskCache> state_tier(const model::KvCache& pool, const std::optional<KvDiskOptions>& options) {
   const model::RecurrentStates* states = pool.recurrent_states();
   if (!options || !states) return nullptr;

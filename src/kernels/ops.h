@@ -1,6 +1,7 @@
 // Element-wise kernels of the forward pass and sampling.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace nanoserve::kernels {
@@ -14,6 +15,8 @@ void scale(float* x, float s, int64_t n);
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
 // The same in scalar code with std::exp (the reference the SIMD version is tested against).
 void silu_mul_reference(const float* gate, const float* up, float* out, int64_t n);
+// 1 / (1 + exp(-x)): the gates of the Qwen3.5 family (attention output, shared expert, β).
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 // x = softmax(x) in place (max subtracted first); returns the max.
 float softmax(float* x, int64_t n);
 

@@ -19,9 +19,9 @@
 namespace nanoserve::model {
 namespace {
 
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+using kernels::sigmoid;
+
 float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
-float silu(float x) { return x * sigmoid(x); }
 
 void l2_normalize(float* x, int64_t n) {
   double sum = 0.0;
@@ -39,7 +39,7 @@ void convolve(float* in, float* past, const float* taps, int64_t kernel, int64_t
     for (int64_t j = 0; j + 1 < kernel; ++j) sum += w[j] * past[j * channels + c];
     for (int64_t j = 0; j + 2 < kernel; ++j) past[j * channels + c] = past[(j + 1) * channels + c];
     if (kernel > 1) past[(kernel - 2) * channels + c] = in[c];
-    in[c] = silu(sum);
+    in[c] = sum * sigmoid(sum);  // SiLU
   }
 }
 
@@ -70,7 +70,6 @@ void Model::delta_net_block(int layer, const Batch& batch, KvCache& cache) {
   }
   {
     const auto timed = clock_.time(Op::kDeltaNet);
-    group_rows_by_sequence(batch);
     const auto groups = static_cast<int64_t>(dn.starts.size()) - 1;
     // The convolution runs through a sequence's rows in order; sequences side by side.
     pool_.run(groups, [&](int64_t g0, int64_t g1, int) {
@@ -93,6 +92,7 @@ void Model::delta_net_block(int layer, const Batch& batch, KvCache& cache) {
   project_add(w.ssm_out, nullptr, nullptr, dn.out, rows, Op::kWo);
 }
 
+// The batch's rows by sequence, once per forward call (every delta-net layer goes through them so).
 void Model::group_rows_by_sequence(const Batch& batch) {
   DeltaNetWorkspace& dn = *delta_;
   dn.order.clear();
@@ -142,8 +142,7 @@ void Model::delta_net_head(const LayerWeights& w, int layer, const BatchRow& row
   RecurrentStates& states = *cache.recurrent_states();
   if (states.capture_position(row.seq) == row.pos + 1) states.copy_matrix(row.seq, cache.recurrent_index(layer), h);
   kernels::rms_norm(o, w.ssm_norm, o, d, c.rms_eps);
-  const float* z = dn.z.row(r) + h * d;
-  for (int64_t j = 0; j < d; ++j) o[j] *= silu(z[j]);
+  kernels::silu_mul(dn.z.row(r) + h * d, o, o, d);
 }
 
 }  // namespace nanoserve::model

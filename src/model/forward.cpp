@@ -40,6 +40,7 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   clock_.start(profile_);
 
   embed(batch);
+  if (delta_) group_rows_by_sequence(batch);
   int64_t live = rows;  // rows still carried through the layers
   for (uint32_t l = 0; l < c.n_layer; ++l) {
     if (c.recurrent(l))
@@ -130,7 +131,7 @@ void Model::gate_attention(int64_t rows) {
   for (int64_t r = 0; r < rows; ++r) {
     float* o = ws_.attn.row(r);
     const float* g = ws_.q_gate.row(r);
-    for (int64_t i = 0; i < n; ++i) o[i] *= 1.0f / (1.0f + std::exp(-g[i]));
+    for (int64_t i = 0; i < n; ++i) o[i] *= kernels::sigmoid(g[i]);
   }
 }
 

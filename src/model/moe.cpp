@@ -6,7 +6,6 @@
 // chosen expert's weights once for all the rows that chose it (what makes batching a mixture of
 // experts pay); a row's result does not depend on the rows beside it.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -152,6 +151,8 @@ void Model::moe_ffn(int layer, int64_t rows) {
 // The shared expert of every row: down(silu(gate · y) * (up · y)), and the scale its output joins
 // the routed sum with, sigmoid(gate_inp · y).
 void Model::shared_expert(const LayerWeights& w, int64_t rows) {
+  const auto timed = clock_.time(Op::kGateUp, static_cast<double>(w.shared_gate.bytes() + w.shared_up.bytes() +
+                                                                  w.shared_down.bytes()));
   MoeWorkspace& moe = *moe_;
   const int64_t n = config_.n_embd;
   moe.shared_scale.resize(static_cast<size_t>(rows));
@@ -159,7 +160,7 @@ void Model::shared_expert(const LayerWeights& w, int64_t rows) {
     const float* y = ws_.xn.row(r);
     double dot = 0.0;
     for (int64_t d = 0; d < n; ++d) dot += static_cast<double>(w.shared_gate_inp[d]) * y[d];
-    moe.shared_scale[r] = 1.0f / (1.0f + std::exp(-static_cast<float>(dot)));
+    moe.shared_scale[r] = kernels::sigmoid(static_cast<float>(dot));
   }
   acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
   kernels::matmul_many({{&w.shared_gate, moe.shared_gate.data(), moe.shared_gate.width()},
