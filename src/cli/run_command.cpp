@@ -110,8 +110,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-t,--threads", e.threads, "Compute threads (default: physical cores)");
   cmd->add_option("-c,--ctx", e.context_size, "Context size in tokens (default: the trained one, at most 4096)");
   add_kv_type_option(cmd, e.kv_type);
-  cmd->add_option("--spec", e.spec, "Batch: speculative decoding, off, lookup or draft (as serve's --spec)")
-      ->check(CLI::IsMember({"off", "lookup", "draft"}));
+  cmd->add_option("--spec", e.spec, "Batch: speculative decoding, off, lookup, draft or mtp (as serve's --spec)")
+      ->check(CLI::IsMember({"off", "lookup", "draft", "mtp"}));
   cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens per step at most (default 8)");
   cmd->add_option("--draft-policy", e.draft_policy, "Batch: adaptive or always (as serve's --draft-policy)")
       ->check(CLI::IsMember({"adaptive", "always"}));

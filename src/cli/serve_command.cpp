@@ -221,8 +221,9 @@ void add_serve_command(CLI::App& app) {
       ->envname("NANOSERVE_CACHE_DISK")->transform(CLI::AsSizeValue(false));
   cmd->add_option("--spec", e.spec,
                   "Batch: speculative decoding, guesses checked in the batch step: off, lookup (the text's own "
-                  "repeats) or draft (--draft-model) (default lookup)")
-      ->envname("NANOSERVE_SPEC")->check(CLI::IsMember({"off", "lookup", "draft"}));
+                  "repeats), draft (--draft-model) or mtp (the model's multi-token-prediction block) (default mtp "
+                  "where the file has the block, else lookup)")
+      ->envname("NANOSERVE_SPEC")->check(CLI::IsMember({"off", "lookup", "draft", "mtp"}));
   cmd->add_option("--draft-max", e.draft_max, "Batch: draft tokens one request checks per step at most (default 8)")
       ->envname("NANOSERVE_DRAFT_MAX");
   cmd->add_option("--draft-policy", e.draft_policy,

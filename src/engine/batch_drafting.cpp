@@ -5,23 +5,30 @@
 #include <stdexcept>
 
 #include "engine/draft_model.h"
+#include "engine/mtp_drafter.h"
 #include "engine/prompt_lookup.h"
 
 namespace nanoserve::engine {
 namespace {
 
-std::shared_ptr<Drafter> make_drafter(const BatchOptions& options, model::Model& target, int64_t context_size) {
+std::shared_ptr<Drafter> make_drafter(const BatchOptions& options, model::Model& target, model::KvCache& pool,
+                                      int64_t context_size) {
   if (options.draft_max < 1) throw std::invalid_argument("--draft-max must be at least 1");
   if (options.spec != SpecMode::Draft && !options.draft_model_path.empty())
     throw std::invalid_argument("--draft-model needs --spec draft");
+  if (options.spec == SpecMode::Mtp && !target.config().mtp)
+    throw std::invalid_argument("--spec mtp: the model has no multi-token-prediction block (nextn_predict_layers)");
   if (options.test_drafter) return options.test_drafter;
-  // Verification drops rejected drafts from the cache; a delta-net layer's state cannot go back.
-  if (target.config().n_recurrent_layers() > 0) return nullptr;
   switch (options.spec) {
     case SpecMode::Off:
       return nullptr;
+    case SpecMode::Auto:
+      if (target.config().mtp) return std::make_shared<MtpDrafter>(target, pool);
+      return std::make_shared<PromptLookup>();
     case SpecMode::Lookup:
       return std::make_shared<PromptLookup>();
+    case SpecMode::Mtp:
+      return std::make_shared<MtpDrafter>(target, pool);
     case SpecMode::Draft:
       if (options.draft_model_path.empty()) throw std::invalid_argument("--spec draft needs --draft-model");
       return std::make_shared<DraftModel>(DraftModelOptions{.path = options.draft_model_path,
@@ -39,9 +46,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-BatchDrafting::BatchDrafting(const BatchOptions& options, model::Model& target, int64_t context_size)
-    : drafter_(make_drafter(options, target, context_size)),
+BatchDrafting::BatchDrafting(const BatchOptions& options, model::Model& target, model::KvCache& pool,
+                             int64_t context_size)
+    : drafter_(make_drafter(options, target, pool, context_size)),
       context_size_(context_size),
+      block_size_(pool.block_size()),
+      recurrent_(target.config().n_recurrent_layers() > 0),
       draft_max_(options.draft_max),
       draft_always_(options.draft_always),
       policy_(options.parallel, options.parallel * (options.draft_max + 1),
@@ -53,7 +63,11 @@ BatchDrafting::Offer BatchDrafting::candidate(BatchSequence& seq) const {
   const GenerationRequest& r = seq.generation->request();
   const int64_t generated = seq.size() - seq.prompt_size();
   const int64_t positions_left = context_size_ - seq.size();
-  const int64_t room = std::min({draft_max_, r.max_tokens - generated - 1, positions_left});
+  int64_t room = std::min({draft_max_, r.max_tokens - generated - 1, positions_left});
+  // A recurrent state keeps one copy a step: the one its drafts may send it back to (after the
+  // last token). The prefix cache's copy at a block's end must be that one, so drafts stop short
+  // of the next block's end.
+  if (recurrent_ && seq.caching) room = std::min(room, (seq.size() / block_size_ + 1) * block_size_ - seq.size() - 1);
   Offer o{.candidate = {.slot = seq.slot, .remaining = std::min(r.max_tokens - generated, positions_left)},
           .decoding = seq.size() - seq.cached == 1};  // else taking in its prompt
   o.room = o.decoding && seq.speculating && room > 0;
@@ -110,6 +124,14 @@ void BatchDrafting::propose(std::span<BatchSequence* const> running,
   for (const DraftAsk& ask : asks) rounds = std::max(rounds, ask.max), tokens += ask.max;
   policy_.record_drafting(rounds, tokens, seconds_since(started) - prompts.seconds);
   policy_.record_intake(prompts.tokens, prompts.seconds);
+}
+
+void BatchDrafting::follow(std::span<const StepKept> kept, const model::Logits& step) {
+  if (drafter_) drafter_->follow(kept, step);
+}
+
+void BatchDrafting::forget(int slot) {
+  if (drafter_) drafter_->forget(slot);
 }
 
 }  // namespace nanoserve::engine

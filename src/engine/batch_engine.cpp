@@ -10,7 +10,8 @@
 
 namespace nanoserve::engine {
 BatchEngine::BatchEngine(const BatchOptions& options)
-    : model_(options.model_path, {.threads = options.threads, .kv_type = options.kv_type}),
+    : model_(options.model_path, {.threads = options.threads, .kv_type = options.kv_type,
+                                  .mtp = options.spec == SpecMode::Mtp || options.spec == SpecMode::Auto}),
       tokenizer_(tokenizer::Tokenizer::from_gguf(model_.file().metadata())),
       model_name_(engine::model_name(model_.file().metadata(), options.model_path)),
       chat_template_(engine::chat_template(model_.file().metadata())),
@@ -22,7 +23,7 @@ BatchEngine::BatchEngine(const BatchOptions& options)
       scheduler_({.max_running = options.parallel, .step_tokens = options.step_tokens,
                   .block_size = pool_.block_size()}),
       queue_(options.queue_limit, options.parallel),
-      drafting_(options, model_, context_size_),
+      drafting_(options, model_, pool_, context_size_),
       recorder_(trace_, pool_),
       worker_([this] { serve(); }) {
   for (int slot = options.parallel - 1; slot >= 0; --slot) free_slots_.push_back(slot);
@@ -227,6 +228,7 @@ void BatchEngine::evaluate(const Work& work) {
   // any token is emitted: a sequence whose text ends here lets go of its blocks at its final event.
   std::vector<std::vector<int32_t>> chosen(work.stepping.size());
   for (size_t i = 0; i < work.stepping.size(); ++i) chosen[i] = choose(*work.stepping[i], work.chunk_sizes[i], parts[i]);
+  if (drafting_.follows_steps()) follow(work, parts);
   publish_blocks(work);
   record(work, parts, started);
   emit(work, chosen);
@@ -239,9 +241,12 @@ std::vector<BatchEngine::Part> BatchEngine::build_batch(const Work& work) {
   for (size_t i = 0; i < work.stepping.size(); ++i) {
     Sequence& seq = *work.stepping[i];
     const int64_t n_tokens = seq.size(), chunk = work.chunk_sizes[i];
-    parts[i] = {.first_logits_row = logits_rows,
+    parts[i] = {.first_logits_row = logits_rows, .first_row = batch_.size(), .from = seq.cached,
                 .event = StepRecorder::step_event(seq.cached, chunk, n_tokens, seq.prompt_size(), seq.preemptions > 0)};
     if (seq.caching) prefix_.plan_capture(seq.slot, seq.cached, seq.cached + chunk, seq.capture_hint);
+    // A recurrent state goes back to its copy after the last token if a draft is rejected.
+    if (seq.cached + chunk > n_tokens)
+      if (model::RecurrentStates* states = pool_.recurrent_states()) states->capture(seq.slot, n_tokens);
     // Past the last token come the draft tokens the plan made room for; each row from the last
     // token on asks for logits.
     for (int64_t pos = seq.cached; pos < seq.cached + chunk; ++pos) {
@@ -279,6 +284,9 @@ std::vector<int32_t> BatchEngine::choose(Sequence& seq, int64_t chunk, Part& par
   part.event.accepted = std::max<int64_t>(0, accepted);
   if (drafted > 0) {
     seq.cached = n_tokens + accepted;
+    // A recurrent state cannot drop only the rejected drafts: it goes back to its copy after the
+    // last token, and the accepted ones are computed again in the next step.
+    if (!pool_.can_truncate(seq.slot, seq.cached)) seq.cached = n_tokens;
     pool_.truncate(seq.slot, seq.cached);
     drafting_.policy().record_verify(seq.slot, drafted, accepted);
   } else if (!seq.guess.empty()) {
@@ -302,6 +310,22 @@ std::vector<int32_t> BatchEngine::verify(Sequence& seq, size_t first_row, int64_
     out.clear();
   }
   return out;
+}
+
+// The drafter that reads hidden states (the MTP block) takes in the positions each sequence kept.
+void BatchEngine::follow(const Work& work, const std::vector<Part>& parts) {
+  std::vector<StepKept> kept;
+  for (size_t i = 0; i < work.stepping.size(); ++i) {
+    const Sequence& seq = *work.stepping[i];
+    if (seq.generation->finished()) continue;  // it failed choosing, and let go of its slot
+    kept.push_back({.slot = seq.slot, .from = parts[i].from, .to = seq.cached, .first_row = parts[i].first_row,
+                    .tokens = seq.tokens});
+  }
+  try {
+    drafting_.follow(kept, logits_);
+  } catch (const std::exception& e) {
+    for (Sequence* seq : work.stepping) seq->generation->fail(e.what());
+  }
 }
 
 void BatchEngine::publish_blocks(const Work& work) {
@@ -404,6 +428,7 @@ void BatchEngine::preempt(Sequence& seq) {
 
 void BatchEngine::release(Sequence& seq) {
   drafting_.policy().released(/*others_run=*/slots_held() > 1);
+  drafting_.forget(seq.slot);
   prefix_.release(seq.slot, seq.tokens, seq.hashes);
   free_slots_.push_back(seq.slot);
   publish();

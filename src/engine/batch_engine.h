@@ -34,6 +34,9 @@
 // truncate) before anything is published, and the tokens are emitted one by one (a stop
 // string or max_tokens inside the run ends it exactly where plain decoding would have). The
 // tokens, and the random numbers a seeded sampler draws, are the same with and without drafts.
+// A hybrid model's recurrent state cannot drop positions: a step with drafts copies it after the
+// last token, and where a draft is rejected the state goes back to that copy and the accepted
+// drafts are computed again in the next step (their tokens are emitted at once).
 #pragma once
 
 #include <atomic>
@@ -90,6 +93,8 @@ class BatchEngine final : public Engine {
   // A sequence's rows in this step's batch.
   struct Part {
     size_t first_logits_row = 0;
+    size_t first_row = 0;  // its first row of the batch
+    int64_t from = 0;      // its first position
     TimelineEvent event;
   };
 
@@ -119,6 +124,7 @@ class BatchEngine final : public Engine {
   std::vector<int32_t> choose(Sequence& seq, int64_t chunk, Part& part);
   // From `first_row` on, one per draft token and one more, while they agree with its drafts.
   std::vector<int32_t> verify(Sequence& seq, size_t first_row, int64_t drafted);
+  void follow(const Work& work, const std::vector<Part>& parts);
   void publish_blocks(const Work& work);
   void record(const Work& work, std::vector<Part>& parts, StepRecorder::TimePoint started);
   void emit(const Work& work, const std::vector<std::vector<int32_t>>& chosen);

@@ -16,7 +16,9 @@
 
 namespace nanoserve::engine {
 
-enum class SpecMode { Off, Lookup, Draft };  // speculative decoding's drafter: none, prompt lookup, a draft model
+// Speculative decoding's drafter: none, prompt lookup, a draft model, the model's own MTP block;
+// Auto: the MTP block where the file has one, else prompt lookup.
+enum class SpecMode { Off, Lookup, Draft, Mtp, Auto };
 
 struct BatchOptions {
   std::string model_path = "";
@@ -31,7 +33,7 @@ struct BatchOptions {
   std::string cache_dir = "";    // the prefix cache's disk tier (engine/kv_disk_cache.h); empty: none
   int64_t cache_disk_bytes = 0;  // its bound
   PrefixIndex::HashFn prefix_hash = PrefixIndex::chain_hash;  // a test may force collisions
-  SpecMode spec = SpecMode::Lookup;          // speculative decoding's drafter
+  SpecMode spec = SpecMode::Auto;            // speculative decoding's drafter
   int64_t draft_max = kDefaultDraftMax;      // draft tokens per sequence and step at most
   std::string draft_model_path = "";         // SpecMode::Draft: a model with the same vocabulary
   // Draft whenever the drafter can, as many as it can up to draft_max (no cost model: fixed-length

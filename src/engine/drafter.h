@@ -5,13 +5,16 @@
 // so a right guess is a token without a step of its own (engine/draft_policy.h decides how many
 // rows a guess is worth).
 //
-// Two drafters: prompt lookup (engine/prompt_lookup.h: the sequence's own text, repeated) and a
-// small draft model of the same vocabulary (engine/draft_model.h).
+// Three drafters: prompt lookup (engine/prompt_lookup.h: the sequence's own text, repeated), a
+// small draft model of the same vocabulary (engine/draft_model.h), and the model's own
+// multi-token-prediction block (engine/mtp_drafter.h), which reads the target's hidden states.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "model/batch.h"
 
 namespace nanoserve::engine {
 
@@ -31,6 +34,16 @@ struct PromptIntake {
   double seconds = 0;
 };
 
+// What a step of the target kept of one sequence: positions [from, to) are its now, their
+// hidden states the step's rows first_row.. (model::Logits::hidden); tokens: the sequence's
+// tokens after the step's choice (the token after each kept position among them).
+struct StepKept {
+  int slot = 0;
+  int64_t from = 0, to = 0;
+  size_t first_row = 0;
+  std::span<const int32_t> tokens;
+};
+
 class Drafter {
  public:
   virtual ~Drafter() = default;
@@ -47,6 +60,13 @@ class Drafter {
   // in a step is still asked for one token, checked against the token the step chooses, so
   // that its acceptance is measured without spending a row (engine/draft_policy.h).
   virtual bool guesses_are_free() const { return false; }
+  // Whether it reads the target's hidden states (follow); the target then keeps them.
+  virtual bool follows_steps() const { return false; }
+  // After each step of the target, before its blocks are published: what it kept of each
+  // sequence (a drafter that reads hidden states takes them in here).
+  virtual void follow(std::span<const StepKept> /*kept*/, const model::Logits& /*step*/) {}
+  // The sequence in `slot` let go of it (finished or preempted).
+  virtual void forget(int /*slot*/) {}
 };
 
 }  // namespace nanoserve::engine

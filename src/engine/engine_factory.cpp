@@ -32,11 +32,13 @@ std::unique_ptr<Engine> make_mock(const EngineOptions& options) {
                   .echo_prompt = options.mock_echo});
 }
 
-// The batch engine's drafter ("" is its default, lookup).
+// The batch engine's drafter ("" is its default: the MTP block where the file has one, else lookup).
 SpecMode spec_mode(const std::string& spec) {
   if (spec == "off") return SpecMode::Off;
   if (spec == "draft") return SpecMode::Draft;
-  return SpecMode::Lookup;
+  if (spec == "lookup") return SpecMode::Lookup;
+  if (spec == "mtp") return SpecMode::Mtp;
+  return SpecMode::Auto;
 }
 
 int64_t physical_memory_bytes() {
@@ -72,8 +74,8 @@ void check_engine_options(const EngineOptions& o) {
   if (!o.cache_dir.empty() && o.prefix_cache == "off")
     throw std::invalid_argument("--cache-dir is the prefix cache's disk tier: it needs --prefix-cache on");
   if (o.cache_disk_bytes < 0) throw std::invalid_argument("--cache-disk must not be negative");
-  if (!o.spec.empty() && o.spec != "off" && o.spec != "lookup" && o.spec != "draft")
-    throw std::invalid_argument("--spec must be off, lookup or draft, not \"" + o.spec + "\"");
+  if (!o.spec.empty() && o.spec != "off" && o.spec != "lookup" && o.spec != "draft" && o.spec != "mtp")
+    throw std::invalid_argument("--spec must be off, lookup, draft or mtp, not \"" + o.spec + "\"");
   if (o.kind != "batch" && !o.spec.empty() && o.spec != "off")
     throw std::invalid_argument("--spec " + o.spec + " applies to --engine batch only");
   if (o.kind != "batch" && o.draft_max != 0) throw std::invalid_argument("--draft-max applies to --engine batch only");
@@ -82,7 +84,7 @@ void check_engine_options(const EngineOptions& o) {
   if (!o.draft_policy.empty() && o.draft_policy != "adaptive" && o.draft_policy != "always")
     throw std::invalid_argument("--draft-policy must be adaptive or always, not \"" + o.draft_policy + "\"");
   if (!o.draft_policy.empty() && (o.kind != "batch" || o.spec == "off"))
-    throw std::invalid_argument("--draft-policy applies to --engine batch with --spec lookup or draft");
+    throw std::invalid_argument("--draft-policy applies to --engine batch with --spec lookup, draft or mtp");
   if (o.spec == "draft" && o.draft_model.empty()) throw std::invalid_argument("--spec draft needs --draft-model FILE");
   if (!o.draft_model.empty() && o.spec != "draft")
     throw std::invalid_argument("--draft-model needs --spec draft");

@@ -100,7 +100,7 @@ uint64_t kv_fingerprint(const gguf::File& file, const model::ModelConfig& c, int
   // lane, so that entries of an earlier Q8_0 layout are not read as this one), per layer and KV
   // head, in blocks of block_size positions.
   const int64_t type = c.kv_type == kernels::KvType::F16 ? 1 : 8 + 512;
-  const int64_t layout[] = {type, c.n_layer, c.n_head_kv, c.head_dim, block_size};
+  const int64_t layout[] = {type, c.n_cache_layers(), c.n_head_kv, c.head_dim, block_size};
   return digest_all({file.tensor_data(), bytes_of(std::span<const int64_t>(layout))});
 }
 

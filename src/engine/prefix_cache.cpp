@@ -247,7 +247,8 @@ void PrefixCache::keep_captured(int slot) {
   Slot& s = slots_.at(static_cast<size_t>(slot));
   const int64_t at = states->captured_position(slot);
   const int64_t index = at / pool_.block_size() - 1;
-  if (at <= s.state_kept_at || index < 0 || index >= s.published) return;
+  // (a copy inside a block is speculative decoding's, engine/batch_engine.h)
+  if (at <= s.state_kept_at || at % pool_.block_size() != 0 || index < 0 || index >= s.published) return;
   keep_state(slot, index, states->captured(slot));
   s.state_kept_at = at;
 }

@@ -126,8 +126,11 @@ struct ModelConfig {
   uint32_t ssm_conv_kernel = 0, ssm_key_heads = 0, ssm_value_heads = 0, ssm_head_dim = 0, ssm_inner = 0;
   uint32_t full_attention_interval = 0;
   // Multi-token-prediction blocks after the model's own ("nextn_predict_layers"; block_count
-  // counts them): read past, not run (n_layer is the model's own layers).
+  // counts them; n_layer is the model's own layers): read past unless mtp.
   uint32_t n_nextn = 0;
+  // The first of them runs as a drafter (model/mtp.cpp; ModelOptions::mtp): a full-attention
+  // layer after the model's own, whose keys and values the KV cache keeps as its layer n_layer.
+  bool mtp = false;
   // How the KV cache stores keys and values: not in the file, the server's choice
   // (ModelOptions::kv_type); every cache made for this config follows it.
   kernels::KvType kv_type = kernels::KvType::F16;
@@ -135,10 +138,14 @@ struct ModelConfig {
   uint32_t rope_dims() const { return n_rot ? n_rot : head_dim; }
   uint32_t q_dim() const { return n_head * head_dim; }
   uint32_t kv_dim() const { return n_head_kv * head_dim; }
-  // Whether layer attends through a sliding window (see ArchFeatures::swa_pattern).
+  // The layers a KV cache made for this config holds: the model's own, then the MTP block's.
+  uint32_t n_cache_layers() const { return n_layer + (mtp ? 1 : 0); }
+  bool is_mtp(uint32_t layer) const { return mtp && layer >= n_layer; }
+  // Whether layer attends through a sliding window (see ArchFeatures::swa_pattern); the MTP
+  // block attends to every position.
   bool is_local(uint32_t layer) const {
     const int pattern = features.swa_pattern;
-    return pattern > 0 && static_cast<int>(layer % pattern) < pattern - 1;
+    return !is_mtp(layer) && pattern > 0 && static_cast<int>(layer % pattern) < pattern - 1;
   }
   // Whether layer reads only its window (a local layer with a window): the KV cache keeps only
   // that window of its keys and values (KvWindow).
@@ -150,7 +157,8 @@ struct ModelConfig {
   }
   // Whether layer is a delta-net layer: a recurrent state per sequence, no keys and values.
   bool recurrent(uint32_t layer) const {
-    return features.delta_net && full_attention_interval > 0 && (layer + 1) % full_attention_interval != 0;
+    return !is_mtp(layer) && features.delta_net && full_attention_interval > 0 &&
+           (layer + 1) % full_attention_interval != 0;
   }
   uint32_t n_recurrent_layers() const {
     uint32_t n = 0;

@@ -47,10 +47,15 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
       delta_net_block(static_cast<int>(l), batch, cache);
     else
       attention_block(static_cast<int>(l), batch, cache);
-    // Only the rows that want logits need the last feed-forward block (llama.cpp does the same).
-    if (l + 1 == c.n_layer) live = keep_logit_rows(batch, logits);
+    // Only the rows that want logits need the last feed-forward block (llama.cpp does the same),
+    // unless the MTP block reads every row's hidden state.
+    if (l + 1 == c.n_layer && !c.mtp) live = keep_logit_rows(batch, logits);
     if (live == 0) break;
     ffn_block(static_cast<int>(l), live);
+  }
+  if (c.mtp) {
+    logits.hidden.assign(ws_.x.data(), ws_.x.data() + rows * c.n_embd);
+    live = keep_logit_rows(batch, logits);
   }
   for (const BatchRow& row : batch.rows) cache.set_length(row.seq, row.pos + 1);
   if (RecurrentStates* states = cache.recurrent_states())  // every layer's copy is taken now

@@ -22,7 +22,7 @@ enum LayerKind : uint8_t { kTiles, kWindow, kRecurrent };
 std::vector<int> layer_places(const ModelConfig& c, std::vector<uint8_t>& kinds) {
   std::vector<int> at;
   int count[3] = {0, 0, 0};
-  for (uint32_t l = 0; l < c.n_layer; ++l) {
+  for (uint32_t l = 0; l < c.n_cache_layers(); ++l) {
     const uint8_t kind = c.recurrent(l) ? kRecurrent : c.windowed(l) ? kWindow : kTiles;
     kinds.push_back(kind);
     at.push_back(count[kind]++);
@@ -33,7 +33,7 @@ std::vector<int> layer_places(const ModelConfig& c, std::vector<uint8_t>& kinds)
 }  // namespace
 
 KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t block_size)
-    : n_layer_(static_cast<int>(c.n_layer)),
+    : n_layer_(static_cast<int>(c.n_cache_layers())),
       n_head_kv_(c.n_head_kv),
       head_dim_(c.head_dim),
       block_size_(block_size),
@@ -42,7 +42,7 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
       kept_(static_cast<size_t>(n_blocks_), 0),
       idle_at_(static_cast<size_t>(n_blocks_)),
       layer_at_(layer_places(c, kind_)),
-      tiles_(static_cast<int>(c.n_layer - c.n_windowed_layers() - c.n_recurrent_layers()), n_head_kv_, head_dim_,
+      tiles_(static_cast<int>(c.n_cache_layers() - c.n_windowed_layers() - c.n_recurrent_layers()), n_head_kv_, head_dim_,
              block_size_, n_blocks_,
              c.kv_type) {
   sequences_.resize(n_seq);
@@ -58,7 +58,7 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
 bool KvCache::fits(const ModelConfig& c) const {
   std::vector<uint8_t> kinds;
   layer_places(c, kinds);
-  return n_layer_ == static_cast<int>(c.n_layer) && n_head_kv_ == c.n_head_kv && head_dim_ == c.head_dim &&
+  return n_layer_ == static_cast<int>(c.n_cache_layers()) && n_head_kv_ == c.n_head_kv && head_dim_ == c.head_dim &&
          kinds == kind_ && c.kv_type == tiles_.type() &&
          (!recurrent_ || recurrent_->bytes_per_sequence() == static_cast<size_t>(recurrent_bytes(c))) &&
          (!window_ || window_->window() == static_cast<int64_t>(c.sliding_window));
@@ -108,10 +108,12 @@ void KvCache::clear(int seq) {
 void KvCache::truncate(int seq, int64_t n) {
   sequence(seq);  // checks the id
   Sequence& s = sequences_[seq];
-  if (n > s.length || cuts_kept_block(s, n) || (recurrent_ && n < s.length))
+  if (n > s.length || cuts_kept_block(s, n) || !state_can_go_back(seq, n))
     throw std::out_of_range("KV cache: cannot truncate sequence " + std::to_string(seq) + " of length " +
-                            std::to_string(s.length) + " to " + std::to_string(n) + " (beyond it, or into a kept block)");
+                            std::to_string(s.length) + " to " + std::to_string(n) +
+                            " (beyond it, into a kept block, or behind its recurrent state's copy)");
   if (window_) window_->truncate(seq, n);  // first: it throws when n is behind its window
+  if (recurrent_ && n < s.length) recurrent_->rewind(seq);
   s.length = n;
   const auto keep = static_cast<size_t>((n + block_size_ - 1) / block_size_);
   while (s.blocks.size() > keep) {
@@ -122,8 +124,11 @@ void KvCache::truncate(int seq, int64_t n) {
 
 bool KvCache::can_truncate(int seq, int64_t n) const {
   const Sequence& s = sequence(seq);
-  if (recurrent_ && n < s.length) return false;  // a state cannot go back
-  return n <= s.length && !cuts_kept_block(s, n) && (!window_ || window_->can_truncate(seq, n));
+  return state_can_go_back(seq, n) && n <= s.length && !cuts_kept_block(s, n) && (!window_ || window_->can_truncate(seq, n));
+}
+
+bool KvCache::state_can_go_back(int seq, int64_t n) const {
+  return !recurrent_ || n >= sequence(seq).length || recurrent_->captured_position(seq) == n;
 }
 
 bool KvCache::cuts_kept_block(const Sequence& s, int64_t n) const {

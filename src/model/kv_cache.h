@@ -26,7 +26,7 @@
 // the other layers. Such a cache shares no prefixes (shares_prefixes() is false): a prefix's
 // window is gone once its sequence has moved past it. A model's delta-net layers
 // (ModelConfig::recurrent) keep no keys and values but a state per sequence (RecurrentStates): a
-// sequence cannot be truncated, and one that attaches a prefix starts from a copy of the state
+// sequence can be truncated only to where its state's copy was taken, and one that attaches a prefix starts from a copy of the state
 // taken where the prefix ends (restore), which the prefix cache keeps.
 #pragma once
 
@@ -55,7 +55,7 @@ inline int64_t kv_bytes_per_position_layer(const ModelConfig& c) {
   return 2 * c.n_head_kv * kernels::kv_position_bytes(c.kv_type, c.head_dim);
 }
 inline int64_t kv_bytes_per_position(const ModelConfig& c) {
-  return (c.n_layer - c.n_windowed_layers() - c.n_recurrent_layers()) * kv_bytes_per_position_layer(c);
+  return (c.n_cache_layers() - c.n_windowed_layers() - c.n_recurrent_layers()) * kv_bytes_per_position_layer(c);
 }
 // A sequence's delta-net state, whatever its length (RecurrentStates).
 inline int64_t recurrent_bytes(const ModelConfig& c) {
@@ -122,7 +122,8 @@ class KvCache {
   // rejected draft tokens): blocks past them are let go of. Throws std::out_of_range for n
   // beyond its length or inside a kept block (one the prefix cache shares is never written).
   void truncate(int seq, int64_t n);
-  // Whether truncate(seq, n) can (a windowed cache cannot go back behind its windows).
+  // Whether truncate(seq, n) can (a windowed cache cannot go back behind its windows; a
+  // recurrent state only to the position of the copy it took, RecurrentStates::capture).
   bool can_truncate(int seq, int64_t n) const;
 
   // Sharing blocks (see the top of this file). A prefix to attach: blocks held by reference, in
@@ -173,7 +174,8 @@ class KvCache {
     std::vector<int32_t> blocks;  // block table
   };
   const Sequence& sequence(int seq) const;
-  bool cuts_kept_block(const Sequence& s, int64_t n) const;  // truncating s to n would write a kept block
+  bool cuts_kept_block(const Sequence& s, int64_t n) const;
+  bool state_can_go_back(int seq, int64_t n) const;  // its recurrent state (if any) to n  // truncating s to n would write a kept block
   int32_t take_block();  // a free block, else the least recently used idle one, with one reference
   void hold(int32_t block);     // one more reference (an idle block leaves the idle list)
   void let_go(int32_t block);   // one reference less

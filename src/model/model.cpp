@@ -11,20 +11,24 @@
 namespace nanoserve::model {
 namespace {
 
+// The MTP block's input, [normed embedding | normed hidden state]: none without it.
+int64_t mtp_width(const ModelConfig& c) { return c.mtp ? 2 * c.n_embd : 0; }
+
 int default_threads(int requested) { return requested > 0 ? requested : kernels::ThreadPool::physical_cores(); }
 
 int64_t widest_input(const ModelConfig& c) {
-  return std::max<int64_t>({c.n_embd, c.n_ff, c.n_ff_expert, c.q_dim(), c.n_ff_shared, c.ssm_inner});
+  return std::max<int64_t>({c.n_embd, c.n_ff, c.n_ff_expert, c.q_dim(), c.n_ff_shared, c.ssm_inner, mtp_width(c)});
 }
 
 // Wq's output with its gates, and the gates: none without gated_q.
 int64_t gated_q_width(const ModelConfig& c, int times) { return c.features.gated_q ? times * c.q_dim() : 0; }
 
-// The file's config with the KV cache's type: the one asked for, else NANOSERVE_KV_TYPE's, else
+// The file's config with the MTP block if asked for and there, and the KV cache's type: the one asked for, else NANOSERVE_KV_TYPE's, else
 // f16 (the variable lets a whole test run use another cache type: ctest -L kv-q8).
-ModelConfig with_kv_type(ModelConfig c, std::optional<kernels::KvType> type) {
+ModelConfig with_options(ModelConfig c, const ModelOptions& options) {
   const char* env = std::getenv("NANOSERVE_KV_TYPE");
-  c.kv_type = type ? *type : env && *env ? kernels::parse_kv_type(env) : kernels::KvType::F16;
+  c.kv_type = options.kv_type ? *options.kv_type : env && *env ? kernels::parse_kv_type(env) : kernels::KvType::F16;
+  c.mtp = options.mtp && c.n_nextn > 0;
   c.validate();
   return c;
 }
@@ -40,7 +44,7 @@ int64_t swa_rope_width(const ModelConfig& c) { return c.features.swa_pattern > 0
 
 Model::Model(const std::string& path, ModelOptions options)
     : file_(gguf::File::open(path)),
-      config_(with_kv_type(from_gguf(file_), options.kv_type)),
+      config_(with_options(from_gguf(file_), options)),
       weights_(bind_weights(file_, config_)),
       own_pool_(options.pool ? nullptr : std::make_unique<kernels::ThreadPool>(default_threads(options.threads))),
       pool_(options.pool ? *options.pool : *own_pool_),
@@ -71,6 +75,7 @@ int64_t Model::set_context(int64_t positions) {
 void Model::interleave_weights() {
   if (!kernels::interleaving_pays()) return;
   std::vector<kernels::Matrix*> matrices = {&weights_.token_embd, &weights_.output};
+  if (weights_.mtp.eh_proj.data) matrices.push_back(&weights_.mtp.eh_proj);
   for (LayerWeights& l : weights_.layers) {
     for (kernels::Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.shared_gate, &l.shared_up,
                                &l.shared_down, &l.ssm_qkv, &l.ssm_z, &l.ssm_beta, &l.ssm_alpha, &l.ssm_out})
@@ -132,12 +137,12 @@ Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), q_and_gate(gated_q_width(c, 2)),
       q_gate(gated_q_width(c, 1)), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
       attn(c.q_dim(), c.head_dim), gate(dense_ff(c)), up(dense_ff(c)), rope_cos(c.rope_dims() / 2),
-      rope_sin(c.rope_dims() / 2), rope_cos_swa(swa_rope_width(c)), rope_sin_swa(swa_rope_width(c)),
+      rope_sin(c.rope_dims() / 2), mtp_in(mtp_width(c)), rope_cos_swa(swa_rope_width(c)), rope_sin_swa(swa_rope_width(c)),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group), c.kv_type)) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {
   for (RowBuffer* b : {&ws_.x, &ws_.xn, &ws_.q, &ws_.q_and_gate, &ws_.q_gate, &ws_.k, &ws_.v, &ws_.attn, &ws_.gate,
-                       &ws_.up, &ws_.rope_cos, &ws_.rope_sin, &ws_.rope_cos_swa, &ws_.rope_sin_swa})
+                       &ws_.up, &ws_.rope_cos, &ws_.rope_sin, &ws_.mtp_in, &ws_.rope_cos_swa, &ws_.rope_sin_swa})
     b->reserve(rows);
   if (moe_) moe_->reserve(rows);
   if (delta_) delta_->reserve(rows);

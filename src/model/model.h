@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct ModelOptions {
   kernels::ThreadPool* pool = nullptr;
   // How the KV cache stores keys and values (config().kv_type); unset: NANOSERVE_KV_TYPE, else f16.
   std::optional<kernels::KvType> kv_type = std::nullopt;
+  // Run the file's multi-token-prediction block, where it has one (config().mtp): forward()
+  // then keeps every row's last hidden state, and forward_mtp() drafts (engine/mtp_drafter.h).
+  bool mtp = false;
 };
 
 class Model {
@@ -61,6 +65,17 @@ class Model {
   // Batch), KvCacheFull when the pool lacks the blocks; the cache is unchanged then.
   void forward(const Batch& batch, KvCache& cache, Logits& logits);
 
+  // The MTP block (config().mtp) over rows whose positions forward() has filled: row r's token
+  // is the one after its position, hidden's row r the model's last hidden state there
+  // (Logits::hidden). Stores the block's keys and values at those positions (the cache's layer
+  // n_layer) and keeps the block's output in `out` (n_embd each) for the rows that ask for
+  // logits, in batch order: a draft's input (mtp_logits). Throws std::invalid_argument for a
+  // row outside its sequence's positions.
+  void forward_mtp(const Batch& batch, std::span<const float> hidden, KvCache& cache, std::vector<float>& out);
+  // The MTP head's logits for rows of forward_mtp's output: Wout · head_norm(row), a logits
+  // row each.
+  void mtp_logits(std::span<const float> rows, Logits& logits);
+
   // Attaches a profile that the following forward calls add their time and bytes to, op by
   // op (nullptr detaches; not owned).
   void set_profile(OpProfile* profile) { profile_ = profile; }
@@ -80,6 +95,7 @@ class Model {
     RowBuffer attn;                // [q_dim]   attention's output, per query head
     RowBuffer gate, up;            // [n_ff]    the dense feed-forward's (0 wide with experts)
     RowBuffer rope_cos, rope_sin;  // [rope_dims / 2]  each row's RoPE angles at its position
+    RowBuffer mtp_in;              // [2 × n_embd]  mtp: the MTP block's normed embedding | hidden state
     // [rope_dims / 2]  the same for sliding-window layers (0 wide without them: swa_pattern)
     RowBuffer rope_cos_swa, rope_sin_swa;
     int64_t group;                 // query heads per KV head
@@ -93,6 +109,7 @@ class Model {
 
   void interleave_weights();
   void check(const Batch& batch, const KvCache& cache);
+  void check_filled(const Batch& batch, const KvCache& cache) const;  // forward_mtp's rows
   void reserve_kv(KvCache& cache);
   void reserve(int64_t rows, int64_t n_ctx);
   // The steps of forward(), each one op of the profile.

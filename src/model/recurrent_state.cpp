@@ -46,6 +46,12 @@ std::vector<float> RecurrentStates::captured(int seq) const {
   return {first, first + static_cast<std::ptrdiff_t>(per_seq_)};
 }
 
+void RecurrentStates::rewind(int seq) {
+  if (captured_[static_cast<size_t>(seq)] < 0) throw std::logic_error("recurrent state: no copy to go back to");
+  const auto at = static_cast<std::ptrdiff_t>(static_cast<size_t>(seq) * per_seq_);
+  std::copy_n(copies_.begin() + at, per_seq_, data_.begin() + at);
+}
+
 void RecurrentStates::restore(int seq, const std::vector<float>& state) {
   if (state.size() != per_seq_) throw std::invalid_argument("recurrent state: a copy of another shape");
   std::copy(state.begin(), state.end(), data_.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(seq) * per_seq_));

@@ -5,7 +5,7 @@
 //
 // A copy of a sequence's state as it was at a chosen position can be taken while the forward
 // pass goes by it (capture()), so that the prefix cache can keep it with the block that ends
-// there, and a sequence can start again from such a copy (restore()).
+// there, and a sequence can start again from such a copy (restore()), or go back to it (rewind()).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,9 @@ class RecurrentStates {
   // The position of the copy taken (-1: none yet), and the copy.
   int64_t captured_position(int seq) const { return captured_[static_cast<size_t>(seq)]; }
   std::vector<float> captured(int seq) const;
+  // seq's state becomes its copy again (speculative decoding: back to the position of the copy,
+  // captured_position, when the draft tokens after it are rejected).
+  void rewind(int seq);
   // seq's state becomes `state` (a copy of bytes_per_sequence()).
   void restore(int seq, const std::vector<float>& state);
 

@@ -158,7 +158,7 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
     w.rope_factors_short = b.vector("rope_factors_short.weight", c.rope_dims() / 2);
     w.rope_factors_long = b.vector("rope_factors_long.weight", c.rope_dims() / 2);
   }
-  for (uint32_t i = 0; i < c.n_layer; ++i) {
+  for (uint32_t i = 0; i < c.n_cache_layers(); ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     LayerWeights l;
     l.attn_norm = b.vector(p + "attn_norm.weight", c.n_embd);
@@ -202,12 +202,20 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
     if (!f.moe) l.w_down = b.matrix(p + "ffn_down.weight", c.n_ff, c.n_embd);
     w.layers.push_back(l);
   }
+  if (c.mtp) {
+    const std::string p = "blk." + std::to_string(c.n_layer) + ".nextn.";
+    w.mtp = {.eh_proj = b.matrix(p + "eh_proj.weight", 2 * c.n_embd, c.n_embd),
+             .enorm = b.vector(p + "enorm.weight", c.n_embd),
+             .hnorm = b.vector(p + "hnorm.weight", c.n_embd),
+             .head_norm = b.vector(p + "shared_head_norm.weight", c.n_embd)};
+  }
   return w;
 }
 
 uint64_t weight_bytes_per_token(const ModelWeights& weights, const ModelConfig& c) {
   uint64_t total = weights.output.bytes() + weights.token_embd.row_bytes + c.n_embd * sizeof(float);
-  for (const LayerWeights& l : weights.layers) {
+  for (uint32_t i = 0; i < c.n_layer; ++i) {  // the model's own layers: the MTP block's are a drafter's
+    const LayerWeights& l = weights.layers[i];
     total += l.wq.bytes() + l.wk.bytes() + l.wv.bytes() + l.wo.bytes() + l.w_gate.bytes() + l.w_up.bytes() +
              l.w_down.bytes() + l.shared_gate.bytes() + l.shared_up.bytes() + l.shared_down.bytes();
     total += l.ssm_qkv.bytes() + l.ssm_z.bytes() + l.ssm_beta.bytes() + l.ssm_alpha.bytes() + l.ssm_out.bytes();

@@ -55,6 +55,16 @@ struct LayerWeights {
   kernels::Matrix ssm_out;          // [n_embd × ssm_inner]
 };
 
+// The MTP block's own tensors (ModelConfig::mtp; its decoder layer is layers[n_layer]): the
+// projection of [enorm(token embedding) | hnorm(the model's hidden state)] to the layer's input,
+// and the norm before the shared output.
+struct MtpWeights {
+  kernels::Matrix eh_proj;           // [n_embd × 2 n_embd]
+  const float* enorm = nullptr;      // [n_embd]
+  const float* hnorm = nullptr;      // [n_embd]
+  const float* head_norm = nullptr;  // [n_embd]
+};
+
 struct ModelWeights {
   kernels::Matrix token_embd;         // [n_vocab × n_embd]: rows are looked up (dequantized), not multiplied
   kernels::Matrix output;             // [n_vocab × n_embd]: token_embd itself when the output is tied
@@ -66,7 +76,8 @@ struct ModelWeights {
   // rope_original_context and beyond it (Model::set_context chooses).
   const float* rope_factors_short = nullptr;
   const float* rope_factors_long = nullptr;
-  std::vector<LayerWeights> layers;   // [n_layer]
+  std::vector<LayerWeights> layers;   // [n_cache_layers]: the model's own, then the MTP block's
+  MtpWeights mtp;                     // mtp only
 };
 
 ModelWeights bind_weights(const gguf::File& file, const ModelConfig& config);

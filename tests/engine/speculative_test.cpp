@@ -168,6 +168,65 @@ TEST(Speculative, AnyDraftsGiveTheTokensOfPlainDecodingAloneAndInABatch) {
   }
 }
 
+// Eight requests on a golden model's prompts (up to 300 tokens), greedy and seeded.
+std::vector<GenerationRequest> golden_requests(const std::string& golden_json) {
+  const auto golden = nlohmann::json::parse(nanoserve::test::read_file(golden_json));
+  std::vector<GenerationRequest> out;
+  std::vector<int32_t> longest;
+  for (const auto& seq : golden.at("sequences")) {
+    const auto prompt = seq.at("input_ids").get<std::vector<int32_t>>();
+    if (prompt.size() > 300) continue;
+    out.push_back(request(prompt, 40));
+    longest = prompt;
+  }
+  for (size_t i = 0; out.size() < 8; ++i) {
+    GenerationRequest r = request({longest.begin(), longest.begin() + static_cast<std::ptrdiff_t>(20 + 37 * i)}, 40);
+    r.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 700 + i};
+    out.push_back(r);
+  }
+  return out;
+}
+
+// A hybrid model's recurrent state cannot drop rejected drafts: it goes back to its copy after
+// the last token and computes the accepted ones again. Drafts right, partly right or mostly
+// wrong, alone and together, with the prefix cache on and off: every request's tokens are
+// those without speculation, and fewer steps than tokens where drafts were right.
+TEST(Speculative, AHybridModelsStateGoesBackAfterRejectedDrafts) {
+  for (const std::string name : {"archs/tiny-qwen35moe-F16", "repo/tiny-qwen35-F16"}) {
+    const auto path = [&](const std::string& ext) {
+      return name.starts_with("repo/") ? nanoserve::test::source_path("tests/model/data/golden/" + name.substr(5) + ext)
+                                       : nanoserve::test::shared_path("golden/models/" + name + ext);
+    };
+    const std::vector<GenerationRequest> requests = golden_requests(path(".json"));
+    BatchOptions off = tiny_options(SpecMode::Off);
+    off.model_path = path(".gguf");
+    BatchEngine plain(off);
+    const std::vector<StreamRecord> want = run_alone(plain, requests);
+    for (const auto& [what, wrong] : std::vector<std::pair<std::string, ScriptedDrafter::Wrong>>{
+             {"right", never}, {"every third wrong", every_third}, {"mostly wrong", mostly}}) {
+      for (const bool cache : {true, false}) {
+        const std::string label = name + ", " + what + (cache ? ", cache on" : ", cache off");
+        BatchOptions options = off;
+        options.spec = SpecMode::Lookup;
+        options.prefix_cache = cache;
+        options.test_drafter = std::make_shared<ScriptedDrafter>(scripts_of(requests, want), wrong);
+        options.draft_always = true;
+        BatchEngine engine(options);
+        expect_same(run_alone(engine, requests), want, label + ", alone");
+        expect_same(run_together(engine, requests), want, label + ", together");
+        const EngineMetrics m = engine.metrics();
+        EXPECT_GT(m.draft_tokens, 0u) << label;
+        EXPECT_EQ(m.kv_used_blocks, 0) << label;
+        if (wrong == never) {
+          EXPECT_LT(m.decode_steps * 2, m.generated_tokens) << label;
+        } else if (wrong == every_third) {
+          EXPECT_GT(m.accepted_tokens, 0u) << label;
+        }
+      }
+    }
+  }
+}
+
 // A pool of 32 blocks for requests that need far more: preempted sequences recompute and keep
 // their tokens while drafts come and go.
 TEST(Speculative, PreemptionMidSpeculationKeepsTheTokensAndLeavesNoBlock) {
