@@ -31,10 +31,12 @@ model::ModelConfig default_config(const std::string& arch) {
 }
 
 // --dims "layers=28,embd=1024,ff=3072,heads=16,kv_heads=8,head_dim=128,vocab=151936,ctx=40960,tied=1"
+// (nextn: the multi-token-prediction blocks after the layers, nextn=0 for none)
 void apply_dims(model::ModelConfig& c, const std::string& spec) {
   std::map<std::string, uint32_t*> fields = {
       {"layers", &c.n_layer}, {"embd", &c.n_embd},         {"ff", &c.n_ff},       {"heads", &c.n_head},
-      {"kv_heads", &c.n_head_kv}, {"head_dim", &c.head_dim}, {"vocab", &c.n_vocab}, {"ctx", &c.n_ctx_train}};
+      {"kv_heads", &c.n_head_kv}, {"head_dim", &c.head_dim}, {"vocab", &c.n_vocab}, {"ctx", &c.n_ctx_train},
+      {"nextn", &c.n_nextn}};
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -55,7 +57,7 @@ void apply_dims(model::ModelConfig& c, const std::string& spec) {
       *it->second = static_cast<uint32_t>(v);
     } else {
       throw std::invalid_argument("--dims: unknown key '" + key +
-                                  "' (layers, embd, ff, heads, kv_heads, head_dim, vocab, ctx, tied)");
+                                  "' (layers, embd, ff, heads, kv_heads, head_dim, vocab, ctx, tied, nextn)");
     }
   }
 }
@@ -86,7 +88,7 @@ void add_synth_command(CLI::App& app) {
   for (const auto& p : synth::preset_names()) presets += (presets.empty() ? "" : ", ") + p;
   cmd->add_option("--arch", a->arch, "Architecture of a small default shape: llama, qwen2, qwen3 (others by --preset)");
   cmd->add_option("--preset", a->preset, "Shape of a released model: " + presets);
-  cmd->add_option("--dims", a->dims, "Override shape: layers=,embd=,ff=,heads=,kv_heads=,head_dim=,vocab=,ctx=,tied=");
+  cmd->add_option("--dims", a->dims, "Override shape: layers=,embd=,ff=,heads=,kv_heads=,head_dim=,vocab=,ctx=,tied=,nextn=");
   cmd->add_option("--type", a->options.type, "File type (Q4_K_M, Q8_0, F16, ...) or one weight type (Q4_K)")
       ->capture_default_str();
   cmd->add_option("--out", a->options.out_path, "Output GGUF file")->required();

@@ -29,7 +29,7 @@ struct Logits {
   int64_t n_vocab = 0;
   std::vector<int32_t> batch_rows;  // the batch row each logits row belongs to, in batch order
   std::vector<float> values;        // batch_rows.size() × n_vocab
-  // Every batch row's last hidden state (n_embd each, before the output norm), where the model
+  // Every batch row's last hidden state (n_embd each, after the output norm), where the model
   // runs its MTP block (ModelConfig::mtp): the block's input. Empty otherwise.
   std::vector<float> hidden;
   std::span<const float> row(size_t i) const { return {values.data() + i * n_vocab, static_cast<size_t>(n_vocab)}; }

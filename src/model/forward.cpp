@@ -39,7 +39,7 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   reserve(rows, cache.n_ctx());
   clock_.start(profile_);
 
-  embed(batch);
+  embed(batch, weights_.token_embd);
   if (delta_) group_rows_by_sequence(batch);
   int64_t live = rows;  // rows still carried through the layers
   for (uint32_t l = 0; l < c.n_layer; ++l) {
@@ -53,8 +53,9 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
     if (live == 0) break;
     ffn_block(static_cast<int>(l), live);
   }
-  if (c.mtp) {
-    logits.hidden.assign(ws_.x.data(), ws_.x.data() + rows * c.n_embd);
+  if (c.mtp) {  // the block reads every row's hidden state after the output norm
+    norm_rows(weights_.output_norm, weights_.output_norm_b, rows);
+    logits.hidden.assign(ws_.xn.data(), ws_.xn.data() + rows * c.n_embd);
     live = keep_logit_rows(batch, logits);
   }
   for (const BatchRow& row : batch.rows) cache.set_length(row.seq, row.pos + 1);
@@ -63,16 +64,16 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
       if (states->capture_position(row.seq) == row.pos + 1) states->mark_captured(row.seq);
   if (live == 0) return;
   norm_rows(weights_.output_norm, weights_.output_norm_b, live);
-  output_logits(live, logits);
+  output_logits(live, weights_.output, logits);
 }
 
-// x = token_embd[token] per row (times √n_embd where the family scales it), and each row's RoPE
+// x = table[token] per row (the token embedding; times √n_embd where the family scales it), and each row's RoPE
 // angles at its position (for sliding-window layers too, where their base differs); or, with
 // learned positions, x += position_embd[pos].
-void Model::embed(const Batch& batch) {
+void Model::embed(const Batch& batch, const kernels::Matrix& table) {
   const auto timed = clock_.time(Op::kEmbed);
   const ModelConfig& c = config_;
-  const kernels::Matrix& e = weights_.token_embd;
+  const kernels::Matrix& e = table;
   const int n_rot = static_cast<int>(c.rope_dims());
   const bool local = c.features.swa_pattern > 0, embed_scale = c.features.embed_scale;
   const bool position_embd = c.features.position_embd;
@@ -294,11 +295,11 @@ int64_t Model::keep_logit_rows(const Batch& batch, Logits& logits) {
 }
 
 // logits = Wout · xn for the kept rows.
-void Model::output_logits(int64_t rows, Logits& logits) {
-  const auto timed = clock_.time(Op::kOutput, static_cast<double>(weights_.output.bytes()));
+void Model::output_logits(int64_t rows, const kernels::Matrix& output, Logits& logits) {
+  const auto timed = clock_.time(Op::kOutput, static_cast<double>(output.bytes()));
   acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
   kernels::grow(logits.values, static_cast<size_t>(rows) * config_.n_vocab);
-  kernels::matmul(weights_.output, acts_, logits.values.data(), config_.n_vocab, pool_, scratch_);
+  kernels::matmul(output, acts_, logits.values.data(), config_.n_vocab, pool_, scratch_);
 }
 
 }  // namespace nanoserve::model

@@ -75,7 +75,8 @@ int64_t Model::set_context(int64_t positions) {
 void Model::interleave_weights() {
   if (!kernels::interleaving_pays()) return;
   std::vector<kernels::Matrix*> matrices = {&weights_.token_embd, &weights_.output};
-  if (weights_.mtp.eh_proj.data) matrices.push_back(&weights_.mtp.eh_proj);
+  if (weights_.mtp.eh_proj.data)  // its embedding and output may be the model's: interleaved once
+    for (kernels::Matrix* m : {&weights_.mtp.eh_proj, &weights_.mtp.embed, &weights_.mtp.head}) matrices.push_back(m);
   for (LayerWeights& l : weights_.layers) {
     for (kernels::Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.shared_gate, &l.shared_up,
                                &l.shared_down, &l.ssm_qkv, &l.ssm_z, &l.ssm_beta, &l.ssm_alpha, &l.ssm_out})

@@ -113,7 +113,7 @@ class Model {
   void reserve_kv(KvCache& cache);
   void reserve(int64_t rows, int64_t n_ctx);
   // The steps of forward(), each one op of the profile.
-  void embed(const Batch& batch);
+  void embed(const Batch& batch, const kernels::Matrix& table);
   void attention_block(int layer, const Batch& batch, KvCache& cache);
   void split_gated_q(int64_t rows);
   void gate_attention(int64_t rows);
@@ -131,7 +131,7 @@ class Model {
   void position_and_store(const LayerWeights& w, int layer, const Batch& batch, KvCache& cache);
   void attend(int layer, const Batch& batch, const KvCache& cache);
   int64_t keep_logit_rows(const Batch& batch, Logits& logits);
-  void output_logits(int64_t rows, Logits& logits);
+  void output_logits(int64_t rows, const kernels::Matrix& output, Logits& logits);
 
   gguf::File file_;
   ModelConfig config_;

@@ -1,6 +1,7 @@
 // The multi-token-prediction block of Model (see model.h): the file's extra decoder layer that
 // guesses the token after next. For a row at position p it reads the model's last hidden state
-// h_p and the embedding of the token after p, t_{p+1}:
+// h_p (after the output norm, as llama.cpp's and vLLM's drafts read it) and the embedding of the
+// token after p, t_{p+1}:
 //   x  = W_eh · [enorm(embed(t_{p+1})) | hnorm(h_p)]
 //   x  = the decoder layer (attention over the block's own keys and values, then the feed-forward)
 //   logits = Wout · head_norm(x)           the guess of t_{p+2}
@@ -38,7 +39,7 @@ void Model::forward_mtp(const Batch& batch, std::span<const float> hidden, KvCac
   if (rows == 0) return;
   reserve(rows, cache.n_ctx());
   clock_.start(profile_);
-  embed(batch);
+  embed(batch, weights_.mtp.embed);
   {
     const auto timed = clock_.time(Op::kNorm);
     for (int64_t r = 0; r < rows; ++r) {
@@ -71,7 +72,7 @@ void Model::mtp_logits(std::span<const float> rows_in, Logits& logits) {
   std::memcpy(ws_.x.data(), rows_in.data(), static_cast<size_t>(rows) * c.n_embd * sizeof(float));
   for (int64_t r = 0; r < rows; ++r) logits.batch_rows.push_back(static_cast<int32_t>(r));
   norm_rows(weights_.mtp.head_norm, nullptr, rows);
-  output_logits(rows, logits);
+  output_logits(rows, weights_.mtp.head, logits);
 }
 
 }  // namespace nanoserve::model

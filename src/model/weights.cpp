@@ -207,7 +207,14 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
     w.mtp = {.eh_proj = b.matrix(p + "eh_proj.weight", 2 * c.n_embd, c.n_embd),
              .enorm = b.vector(p + "enorm.weight", c.n_embd),
              .hnorm = b.vector(p + "hnorm.weight", c.n_embd),
-             .head_norm = b.vector(p + "shared_head_norm.weight", c.n_embd)};
+             .embed = b.has(p + "embed_tokens.weight") ? b.matrix(p + "embed_tokens.weight", c.n_embd, c.n_vocab)
+                                                        : w.token_embd,
+             .head_norm = b.has(p + "shared_head_norm.weight") ? b.vector(p + "shared_head_norm.weight", c.n_embd)
+                                                                : w.output_norm,
+             .head = b.has(p + "shared_head_head.weight") ? b.matrix(p + "shared_head_head.weight", c.n_embd, c.n_vocab)
+                                                           : w.output};
+    if (!tensor::can_dequantize(w.mtp.embed.type))
+      throw std::runtime_error("model tensor " + p + "embed_tokens.weight: rows of its type cannot be looked up");
   }
   return w;
 }

@@ -58,11 +58,14 @@ struct LayerWeights {
 // The MTP block's own tensors (ModelConfig::mtp; its decoder layer is layers[n_layer]): the
 // projection of [enorm(token embedding) | hnorm(the model's hidden state)] to the layer's input,
 // and the norm before the shared output.
+// Where the file has no embedding, output or output norm of the block's own, the model's serve.
 struct MtpWeights {
   kernels::Matrix eh_proj;           // [n_embd × 2 n_embd]
   const float* enorm = nullptr;      // [n_embd]
   const float* hnorm = nullptr;      // [n_embd]
-  const float* head_norm = nullptr;  // [n_embd]
+  kernels::Matrix embed;             // [n_vocab × n_embd]  nextn.embed_tokens, else token_embd
+  const float* head_norm = nullptr;  // [n_embd]  nextn.shared_head_norm, else output_norm
+  kernels::Matrix head;              // [n_vocab × n_embd]  nextn.shared_head_head, else output
 };
 
 struct ModelWeights {

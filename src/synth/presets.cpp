@@ -10,7 +10,8 @@ using model::ModelConfig;
 namespace {
 
 // The Qwen3.5/3.6 family's delta-net layers: heads of 128 (keys and values), a 4-tap convolution,
-// every 4th layer full attention.
+// every 4th layer full attention; and the one multi-token-prediction block the models ship
+// (mtp_num_hidden_layers), which llama.cpp's converter keeps as a nextn block.
 void qwen35_delta_net(ModelConfig& c, uint32_t key_heads, uint32_t value_heads) {
   c.ssm_conv_kernel = 4;
   c.ssm_key_heads = key_heads;
@@ -18,6 +19,7 @@ void qwen35_delta_net(ModelConfig& c, uint32_t key_heads, uint32_t value_heads) 
   c.ssm_head_dim = 128;
   c.ssm_inner = value_heads * 128;
   c.full_attention_interval = 4;
+  c.n_nextn = 1;
 }
 
 // Values from each model's published config.json (hidden_size, intermediate_size,

@@ -89,10 +89,13 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
     }
     matrix(blk + "attn_output.weight", TensorRole::AttnOutput, i, c.q_dim(), c.n_embd);
   };
-  for (uint32_t i = 0; i < c.n_layer; ++i) {
+  // The model's layers, then its multi-token-prediction blocks (attention layers with the nextn
+  // projections, as llama.cpp's converter writes Qwen3.5's).
+  for (uint32_t i = 0; i < c.n_layer + c.n_nextn; ++i) {
     const std::string blk = "blk." + std::to_string(i) + ".";
+    const bool nextn = i >= c.n_layer;
     norm(blk + "attn_norm");
-    if (c.recurrent(i)) {  // a delta-net layer
+    if (!nextn && c.recurrent(i)) {  // a delta-net layer
       const uint64_t channels = c.ssm_conv_channels(), heads = c.ssm_value_heads;
       matrix(blk + "attn_qkv.weight", TensorRole::AttnQkv, i, c.n_embd, channels);
       matrix(blk + "attn_gate.weight", TensorRole::AttnQ, i, c.n_embd, c.ssm_inner);
@@ -129,6 +132,10 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
       if (f.projection_bias) floats(blk + "ffn_down.bias", {c.n_embd}, Fill::Normal);
     }
     if (f.post_norms) norm(blk + "post_ffw_norm");
+    if (nextn) {
+      matrix(blk + "nextn.eh_proj.weight", TensorRole::AttnOutput, i, 2 * c.n_embd, c.n_embd);
+      for (const char* n : {"nextn.enorm", "nextn.hnorm", "nextn.shared_head_norm"}) norm(blk + n);
+    }
   }
   norm("output_norm");
   if (!c.tied_output) matrix("output.weight", TensorRole::Output, 0, c.n_embd, c.n_vocab);
@@ -164,7 +171,8 @@ void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightType
   w.set("general.architecture", Value::string(c.arch));
   w.set("general.type", Value::string("model"));
   w.set("general.name", Value::string(o.name));
-  w.set(a + "block_count", Value::u32(c.n_layer));
+  w.set(a + "block_count", Value::u32(c.n_layer + c.n_nextn));
+  if (c.n_nextn) w.set(a + "nextn_predict_layers", Value::u32(c.n_nextn));
   w.set(a + "context_length", Value::u32(c.n_ctx_train));
   w.set(a + "embedding_length", Value::u32(c.n_embd));
   w.set(a + "feed_forward_length", Value::u32(c.n_ff));

@@ -142,13 +142,23 @@ TEST(Synth, PresetsOfEveryArchitectureLoadAndRun) {
     }
     if (c.features.shared_expert) c.n_ff_shared = 128;
     const std::string path = synth_to_temp(c, "Q8_0");
-    model::Model m(path, {.threads = 2});
+    model::Model m(path, {.threads = 2, .mtp = true});
     EXPECT_EQ(m.config().arch, c.arch) << name;
+    // The Qwen3.5 family ships one multi-token-prediction block; it loads and drafts.
+    EXPECT_EQ(m.config().n_nextn, c.features.delta_net ? 1u : 0u) << name;
+    EXPECT_EQ(m.config().mtp, c.features.delta_net) << name;
     model::KvCache cache(m.config(), 32);
     model::Batch b;
     for (int p = 0; p < 12; ++p) b.add(0, p, (p * 37) % 1024, p == 11);
     model::Logits logits;
     m.forward(b, cache, logits);
+    for (float v : logits.row(0)) ASSERT_TRUE(std::isfinite(v)) << name;
+    if (!m.config().mtp) continue;
+    model::Batch rows;
+    for (int p = 0; p + 1 < 12; ++p) rows.add(0, p, ((p + 1) * 37) % 1024, p + 2 == 12);
+    std::vector<float> out;
+    m.forward_mtp(rows, {logits.hidden.data(), static_cast<size_t>(11 * m.config().n_embd)}, cache, out);
+    m.mtp_logits(out, logits);
     for (float v : logits.row(0)) ASSERT_TRUE(std::isfinite(v)) << name;
   }
 }
