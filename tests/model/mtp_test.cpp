@@ -1,11 +1,14 @@
 // The multi-token-prediction block (model/mtp.cpp) of a file that carries one (a Qwen3.5 shape
 // with llama.cpp's nextn tensors): running it leaves the model's own logits as they are (the
-// goldens hold those), it computes the same over many rows as one row at a time, its keys and
+// goldens hold those), its logits are llama.cpp's, it computes the same over many rows as one row
+// at a time, its keys and
 // values are one more layer of the cache, and a hybrid's state goes back to its copy.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
 
@@ -24,6 +27,13 @@ std::vector<int32_t> prompt_of(size_t n) {
   for (const test::GoldenSequence& s : g.sequences)
     if (s.input_ids.size() >= n) return {s.input_ids.begin(), s.input_ids.begin() + static_cast<std::ptrdiff_t>(n)};
   throw std::runtime_error("no golden prompt that long");
+}
+
+std::vector<float> floats_of(const std::string& path) {
+  const std::string bytes = test::read_file(path);
+  std::vector<float> out(bytes.size() / sizeof(float));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+  return out;
 }
 
 // Every row's logits of one forward call over `tokens`.
@@ -49,6 +59,68 @@ TEST(Mtp, RunningTheBlockLeavesTheModelsOwnLogitsBitForBit) {
   EXPECT_EQ(logits_of(plain, a, tokens, la), logits_of(with, b, tokens, lb));
   EXPECT_TRUE(la.hidden.empty());
   EXPECT_EQ(lb.hidden.size(), tokens.size() * with.config().n_embd);
+}
+
+// llama.cpp's MTP logits (tests/model/data/golden/README.md), fed in llama.cpp's layout of rows
+// (the row at position q: token t_q and the hidden state at q - 1, a zero one at q = 0). From
+// llama.cpp's own hidden states the block alone gives its logits within float noise; from ours
+// (each within the F16 goldens' tolerance of llama.cpp's) within the two stages' errors, and its
+// argmax wherever llama.cpp's margin is beyond its own variation (5.1e-3 between batch sizes).
+TEST(Mtp, TheBlocksLogitsAreLlamaCpps) {
+  const std::string dir = test::source_path("tests/model/data/golden/");
+  const auto golden = nlohmann::json::parse(test::read_file(dir + "tiny-qwen35-mtp-F16.mtp.json"));
+  const std::vector<float> want_logits = floats_of(dir + "tiny-qwen35-mtp-F16.mtp.bin");
+  const std::vector<float> their_hidden = floats_of(dir + "tiny-qwen35-mtp-F16.mtp-h.bin");
+  Model m(mtp_file(), {.threads = 2, .mtp = true});
+  const int64_t e = m.config().n_embd, vocab = golden.at("n_vocab").get<int64_t>();
+  ASSERT_EQ(vocab, static_cast<int64_t>(m.config().n_vocab));
+  size_t hidden_at = 0;
+  int checked = 0;
+  for (const auto& seq : golden.at("sequences")) {
+    const auto tokens = seq.at("input_ids").get<std::vector<int32_t>>();
+    const auto argmax = seq.at("argmax").get<std::vector<int32_t>>();
+    const auto margin = seq.at("top1_top2_margin").get<std::vector<float>>();
+    const float* want = want_logits.data() + seq.at("bin_offset_floats").get<size_t>();
+    const auto n = static_cast<int64_t>(tokens.size());
+    const std::span<const float> theirs(their_hidden.data() + hidden_at, static_cast<size_t>(n * e));
+    hidden_at += theirs.size();
+    KvCache cache(m.config(), n);
+    Logits step;
+    logits_of(m, cache, tokens, step);
+    // The block's rows in llama.cpp's layout from `hidden` (n rows), and the worst logit error
+    // relative to each row's range.
+    const auto run = [&](std::span<const float> hidden, std::vector<std::span<const float>>* rows_out, Logits& got) {
+      Batch rows;
+      std::vector<float> h(static_cast<size_t>(e), 0.0f);
+      for (int64_t q = 0; q < n; ++q) {
+        rows.add(0, q, tokens[static_cast<size_t>(q)], q > 0);
+        if (q > 0) h.insert(h.end(), hidden.begin() + (q - 1) * e, hidden.begin() + q * e);
+      }
+      std::vector<float> out;
+      m.forward_mtp(rows, h, cache, out);
+      m.mtp_logits(out, got);
+      double worst = 0;
+      for (int64_t p = 0; p + 1 < n; ++p) {
+        const float* w = want + p * vocab;
+        const auto [lo, hi] = std::minmax_element(w, w + vocab);
+        const std::span<const float> row = got.row(static_cast<size_t>(p));
+        for (int64_t v = 0; v < vocab; ++v) worst = std::max(worst, std::fabs(double(row[v]) - w[v]) / (*hi - *lo));
+        if (rows_out) rows_out->push_back(row);
+      }
+      return worst;
+    };
+    Logits from_theirs, from_ours;
+    EXPECT_LE(run(theirs, nullptr, from_theirs), 1e-3) << "the block alone, sequence of " << n;
+    std::vector<std::span<const float>> rows;
+    EXPECT_LE(run(step.hidden, &rows, from_ours), 6e-3) << "model and block, sequence of " << n;
+    for (size_t p = 0; p < rows.size(); ++p) {
+      if (margin[p] < 0.02f) continue;
+      EXPECT_EQ(std::max_element(rows[p].begin(), rows[p].end()) - rows[p].begin(), argmax[p])
+          << "sequence of " << n << ", row " << p;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 120);
 }
 
 // The block's output over a whole prompt in one call equals the one of a row per call after a
