@@ -15,7 +15,10 @@
 //                   `streams` rounds, the arms' order turned around from one repeat to the next);
 //   random          the main model (random weights: nothing to guess), one stream, spec off
 //                   and lookup (one server) in spec_pairs ABBA pairs;
-//   random_streams  `streams` streams at once on the main model, off and lookup, ABBA rounds.
+//   random_streams  `streams` streams at once on the main model, off and lookup, ABBA rounds;
+//   mtp             a Qwen3.5 shape with its multi-token-prediction block (random weights: its
+//                   guesses fail), one stream, spec off and mtp (one server) in spec_pairs ABBA
+//                   pairs: what the block costs when its drafts fail.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -67,8 +70,16 @@ double streams_units(const SuiteOptions& o) {
 double random_units(const SuiteOptions& o) {
   return kServerStartUnits + 4.0 * o.spec_pairs * (1 + o.streams) * request_units(16, o.spec_max_tokens / 4);
 }
+// The hybrid with an MTP block the mtp part runs (synthesized once, cached).
+const char* const kMtpModel = "qwen3.5-0.8b:Q4_K_M";
+double mtp_synth_units(const SuiteOptions& o) {
+  return o.spec_mtp_model.empty() ? synth_units(parse_model_spec(kMtpModel)) : 0;
+}
+double mtp_units(const SuiteOptions& o) {
+  return mtp_synth_units(o) + kServerStartUnits + 4.0 * o.spec_pairs * request_units(16, o.spec_max_tokens / 4);
+}
 double spec_planned(const SuiteOptions& o) {
-  return step_units(o) + continue_units(o) + streams_units(o) + random_units(o);
+  return step_units(o) + continue_units(o) + streams_units(o) + random_units(o) + mtp_units(o);
 }
 
 // Matrix elements a row multiplies (2 flops each): every layer's projections and the output.
@@ -255,17 +266,23 @@ void continuations(SuiteEnv& env, RowWriter& rows) {
   }
 }
 
-// (c) The main model, where nothing repeats: speculation must cost nothing.
-void random_weights(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const BenchModel& model) {
+// (c) The main model, where nothing repeats: speculation must cost nothing. (d) The same with a
+// hybrid's MTP block (`mtp`: its cases "mtp", one stream only).
+void random_weights(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const BenchModel& model,
+                    const std::string& spec = "lookup") {
   const SuiteOptions& o = env.options();
+  const bool mtp = spec == "mtp";
   const int max_tokens = std::max(16, o.spec_max_tokens / 4);
   const int64_t context = 128 + max_tokens + 16;
   std::vector<std::unique_ptr<Target>> servers;
-  servers.push_back(std::make_unique<Target>(env, serve_args(env, model.path, context, "lookup", "")));
+  servers.push_back(std::make_unique<Target>(env, serve_args(env, model.path, context, spec, "")));
   measure_fresh(*servers.back(), bench_request(model, 16, 8, prompt_seed({kSeedPhase, 2})));
   env.progress().advance(kServerStartUnits, "spec: random-weight server");
-  const std::vector<SpecArm> arms = spec_arms({"lookup"}, servers);  // off, lookup
-  const double pair_units = (random_units(o) - kServerStartUnits) / o.spec_pairs;
+  // off (the server's requests with speculation off), then spec
+  const std::vector<SpecArm> arms = {{"off", servers[0].get(), false}, {spec, servers[0].get(), true}};
+  const double pair_units =
+      ((mtp ? mtp_units(o) - mtp_synth_units(o) : random_units(o)) - kServerStartUnits) /
+      o.spec_pairs;
   for (int pair = 0; pair < o.spec_pairs && !interrupted(); ++pair) {
     // A B B A: off, lookup, lookup, off (then the other way round in the next pair). Each arm
     // gets the same two sets of prompts: positions 0 and 3 one, 1 and 2 the other.
@@ -274,9 +291,9 @@ void random_weights(SuiteEnv& env, RowWriter& rows, const RowContext& rc, const 
       return prompt_seed({kSeedPhase, pair, static_cast<int>(std::min(i, order.size() - 1 - i)), more...});
     };
     for (size_t i = 0; i < order.size(); ++i)
-      request_of(rows, rc, "random", arms[order[i]], pair, bench_request(model, 128, max_tokens, seed_at(i, 3)),
-                 {{"position", i}});
-    for (size_t i = 0; i < order.size(); ++i) {
+      request_of(rows, rc, mtp ? "mtp" : "random", arms[order[i]], pair,
+                 bench_request(model, 128, max_tokens, seed_at(i, 3)), {{"position", i}});
+    for (size_t i = 0; i < order.size() && !mtp; ++i) {
       std::vector<BenchRequest> batch;
       for (int st = 0; st < o.streams; ++st) batch.push_back(bench_request(model, 128, max_tokens, seed_at(i, 4, st)));
       round_of(rows, rc, "random_streams", arms[order[i]], pair * 4 + static_cast<int>(i), batch);
@@ -304,6 +321,12 @@ void run_spec(SuiteEnv& env, RowWriter& rows) {
   const RowContext served = env.row_context("spec", "batch", "served", &model);
   run_planned_part(env, rows, served, {{"case", "random"}}, "spec, random weights", random_units(o),
                    [&] { random_weights(env, rows, served, model); });
+  if (interrupted()) return;
+  const BenchModel& hybrid = o.spec_mtp_model.empty() ? env.synth_model(parse_model_spec(kMtpModel))
+                                                      : env.file_model(o.spec_mtp_model);
+  const RowContext hybrid_rc = env.row_context("spec", "batch", "served", &hybrid);
+  run_planned_part(env, rows, hybrid_rc, {{"case", "mtp"}}, "spec, a hybrid's MTP block", mtp_units(o) - mtp_synth_units(o),
+                   [&] { random_weights(env, rows, hybrid_rc, hybrid, "mtp"); });
 }
 
 }  // namespace
@@ -311,7 +334,7 @@ void run_spec(SuiteEnv& env, RowWriter& rows) {
 Phase spec_phase() {
   return {"spec",
           "speculative decoding: a step's cost by rows; pycoder continuing Python with speculation off, lookup "
-          "and a draft model; streams at once; random weights, where it must cost nothing",
+          "and a draft model; streams at once; random weights, where it must cost nothing; a hybrid's MTP block",
           spec_planned, run_spec};
 }
 

@@ -241,6 +241,27 @@ void round_parts_table(const PhaseRows& phase, Section& s) {
                 t.text() + "\n";
 }
 
+// (d) A hybrid's MTP block where its guesses fail: what it costs.
+void mtp_table(const PhaseRows& phase, Section& s) {
+  const auto off_rows = requests_of(phase, "mtp", "off"), mtp_rows = requests_of(phase, "mtp", "mtp");
+  if (off_rows.empty() || mtp_rows.empty()) return;
+  const auto off = spread_of(off_rows, "client_decode_tok_s"), on = spread_of(mtp_rows, "client_decode_tok_s");
+  MarkdownTable t({"model", "spec", "tokens per read", "decode tok/s", "× off", "accepted by position in the draft"});
+  t.add({model_of(off_rows), "off", number_text(tokens_per_step(off_rows), 2), spread_text(off, 1), "1", "—"});
+  t.add({model_of(mtp_rows), "mtp", number_text(tokens_per_step(mtp_rows), 2), spread_text(on, 1),
+         times(median(on), median(off)), acceptance_by_position(mtp_rows)});
+  if (median(on) && median(off))
+    s.findings.push_back(fmt::format("{}, its MTP block drafting where every guess fails (random weights): decode {} "
+                                     "the rate with speculation off.",
+                                     model_of(mtp_rows), times(median(on), median(off))));
+  s.markdown += fmt::format("**A hybrid's own MTP block, where its guesses fail** ({}; random weights; one server "
+                            "with `--spec mtp`, off being its requests with `\"speculative\": false`, which the block "
+                            "does not follow; {} and {} requests in A B B A pairs; medians (min–max)). Its cost when "
+                            "it cannot guess: following every step, and the drafts the policy still tries.\n\n",
+                            setup_text(*off_rows.front()), off_rows.size(), mtp_rows.size()) +
+                t.text() + "\n";
+}
+
 }  // namespace
 
 Section spec_section(const SuiteRows& rows) {
@@ -252,6 +273,7 @@ Section spec_section(const SuiteRows& rows) {
   continue_table(phase, s);
   streams_table(phase, s);
   round_parts_table(phase, s);
+  mtp_table(phase, s);
   return s;
 }
 

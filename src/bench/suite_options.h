@@ -52,6 +52,8 @@ struct SuiteOptions {
   std::string spec_model_dir = "../shared/models/pycoder";
   std::string spec_source_dir = "/usr/lib/python3.11";
   int spec_rows = 0, spec_files = 0, spec_prompt = 0, spec_max_tokens = 0, spec_pairs = 0;
+  // spec's hybrid with a multi-token-prediction block; empty: the qwen3.5-0.8b preset, synthesized.
+  std::string spec_mtp_model = "";
   // models: "preset:type" entries; TTFT measured at `models_ttft_prompt` tokens.
   std::vector<std::string> models;
   int models_max_tokens = 0, models_ttft_prompt = 0;

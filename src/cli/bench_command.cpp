@@ -101,6 +101,9 @@ void add_suite(CLI::App& bench) {
   cmd->add_option("--spec-prompt", o->spec_prompt, "spec: prompt tokens from each file")->check(kAtLeastOne);
   cmd->add_option("--spec-max-tokens", o->spec_max_tokens, "spec: tokens generated per request")->check(kAtLeastOne);
   cmd->add_option("--spec-pairs", o->spec_pairs, "spec: ABBA pairs on the random-weight model")->check(kAtLeastOne);
+  cmd->add_option("--spec-mtp-model", o->spec_mtp_model,
+                  "spec: a GGUF file with a multi-token-prediction block (default: qwen3.5-0.8b Q4_K_M, synthesized)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--models", o->models, "models: preset:type list")->delimiter(',');
   cmd->add_option("--models-max-tokens", o->models_max_tokens, "models: tokens generated for the decode rate")->check(kAtLeastOne);
   cmd->add_option("--models-ttft-prompt", o->models_ttft_prompt, "models: prompt tokens for TTFT")->check(kAtLeastOne);

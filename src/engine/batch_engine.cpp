@@ -312,12 +312,14 @@ std::vector<int32_t> BatchEngine::verify(Sequence& seq, size_t first_row, int64_
   return out;
 }
 
-// The drafter that reads hidden states (the MTP block) takes in the positions each sequence kept.
+// The drafter that reads hidden states (the MTP block) takes in the positions each speculating
+// sequence kept. One that does not speculate costs it nothing (its blocks then carry no keys and
+// values of the block: a later draft from them is worse, never wrong).
 void BatchEngine::follow(const Work& work, const std::vector<Part>& parts) {
   std::vector<StepKept> kept;
   for (size_t i = 0; i < work.stepping.size(); ++i) {
     const Sequence& seq = *work.stepping[i];
-    if (seq.generation->finished()) continue;  // it failed choosing, and let go of its slot
+    if (seq.generation->finished() || !seq.speculating) continue;  // (finished: it failed choosing)
     kept.push_back({.slot = seq.slot, .from = parts[i].from, .to = seq.cached, .first_row = parts[i].first_row,
                     .tokens = seq.tokens});
   }

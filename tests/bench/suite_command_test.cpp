@@ -153,7 +153,7 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
       "bench suite spec --model " + model_ + " --out " + out +
       " --threads 1 --repeats 1 --streams 2 --spec-rows 3 --spec-files 2 --spec-prompt 64 --spec-max-tokens 24"
       " --spec-pairs 1 --spec-model-dir " + test::shared_path("models/pycoder") + " --spec-source-dir " +
-      sources.string());
+      sources.string() + " --spec-mtp-model " + test::source_path("tests/model/data/golden/tiny-qwen35-mtp-F16.gguf"));
   ASSERT_EQ(suite.status, 0) << suite.err;
   const auto rows = read_rows(fs::path(out) / "spec.jsonl");
   std::map<std::string, int> cases;
@@ -185,7 +185,8 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
                                                {"in_flight/off", 8}, {"in_flight/lookup", 8}, {"in_flight/draft", 8},
                                                {"in_flight/draft-always", 8},
                                                {"random/off", 2}, {"random/lookup", 2},
-                                               {"random_streams/off", 4}, {"random_streams/lookup", 4}}));
+                                               {"random_streams/off", 4}, {"random_streams/lookup", 4},
+                                               {"mtp/off", 2}, {"mtp/mtp", 2}}));
 
   const std::string docs = (dir_ / "docs").string();
   const test::CommandResult charts = test::run_nanoserve("bench charts --in " + out + " --docs " + docs);
@@ -193,7 +194,8 @@ TEST_F(SuiteCommand, TheSpecPhaseMeasuresStepsContinuationsAndStreams) {
   EXPECT_GT(fs::file_size(fs::path(docs) / "bench-spec-step-rows.png"), 1000u);
   const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
   for (const char* text : {"## Speculative decoding", "A step's cost by its rows", "tokens per read", "| draft-always |",
-                           "accepted by position in the draft", "nothing to guess", "kept in flight, aggregate (2, 4 requests each)"})
+                           "accepted by position in the draft", "nothing to guess", "kept in flight, aggregate (2, 4 requests each)",
+                           "A hybrid's own MTP block", "| mtp |"})
     EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
 }
 
