@@ -53,7 +53,7 @@ SuiteOptions resolve_options(SuiteOptions o) {
   fill(o.spec_pairs, 4, 2, q);
   fill(o.models,
        {"qwen2.5-0.5b:F16", "qwen2.5-0.5b:Q8_0", "qwen2.5-0.5b:Q4_K_M", "qwen3-0.6b:Q8_0", "qwen3-1.7b:Q8_0",
-        "qwen3-1.7b:Q4_K_M", "gemma-3-1b:Q8_0", "phi-4-mini:Q4_K_M", "qwen3-30b-a3b:Q4_K_M"},
+        "qwen3-1.7b:Q4_K_M", "gemma-3-1b:Q8_0", "phi-4-mini:Q4_K_M", "qwen3-30b-a3b:Q4_K_M", "qwen3.5-0.8b:Q4_K_M"},
        {"qwen2.5-0.5b:Q8_0", "qwen2.5-0.5b:Q4_K_M"}, q);
   fill(o.models_max_tokens, 64, 32, q);
   fill(o.models_ttft_prompt, 4096, 1024, q);
