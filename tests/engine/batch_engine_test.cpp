@@ -22,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 using test::read_to_end;
 using test::request;
+using test::run_alone;
 using test::run_together;
 using test::StreamRecord;
 
@@ -49,12 +50,6 @@ std::vector<GoldenSequence> tiny_golden(const std::string& name = "tiny-qwen3-Q8
   for (const auto& seq : golden.at("sequences"))
     out.push_back({seq.at("input_ids").get<std::vector<int32_t>>(), seq.at("greedy_ids").get<std::vector<int32_t>>(),
                    seq.at("greedy_top1_top2_margin").get<std::vector<float>>()});
-  return out;
-}
-
-std::vector<StreamRecord> run_alone(Engine& engine, const std::vector<GenerationRequest>& requests) {
-  std::vector<StreamRecord> out;
-  for (const GenerationRequest& r : requests) out.push_back(read_to_end(*engine.submit(r)));
   return out;
 }
 

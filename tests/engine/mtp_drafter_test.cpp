@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -24,37 +23,14 @@ namespace {
 
 using test::read_to_end;
 using test::request;
+using test::run_alone;
 using test::run_together;
 using test::StreamRecord;
 
 std::string mtp_file() { return nanoserve::test::source_path("tests/model/data/golden/tiny-qwen35-mtp-F16.gguf"); }
 
-std::vector<std::vector<int32_t>> golden_prompts() {
-  const auto golden = nlohmann::json::parse(
-      nanoserve::test::read_file(nanoserve::test::source_path("tests/model/data/golden/tiny-qwen35-mtp-F16.json")));
-  std::vector<std::vector<int32_t>> out;
-  for (const auto& seq : golden.at("sequences")) out.push_back(seq.at("input_ids").get<std::vector<int32_t>>());
-  return out;
-}
-
-std::vector<GenerationRequest> mixed_requests() {
-  std::vector<GenerationRequest> out;
-  for (const std::vector<int32_t>& p : golden_prompts())
-    if (p.size() <= 300) out.push_back(request(p, 48));
-  const std::vector<int32_t> base = golden_prompts()[4];
-  for (size_t i = 0; out.size() < 8; ++i) {
-    GenerationRequest r = request({base.begin(), base.begin() + static_cast<std::ptrdiff_t>(10 + 41 * i)}, 40);
-    r.sampling = {.temperature = 0.8f, .top_k = 40, .seed = 900 + i};
-    out.push_back(r);
-  }
-  return out;
-}
-
-std::vector<StreamRecord> run_alone(Engine& engine, const std::vector<GenerationRequest>& requests) {
-  std::vector<StreamRecord> out;
-  for (const GenerationRequest& r : requests) out.push_back(read_to_end(*engine.submit(r)));
-  return out;
-}
+std::string mtp_json() { return nanoserve::test::source_path("tests/model/data/golden/tiny-qwen35-mtp-F16.json"); }
+std::vector<std::vector<int32_t>> golden_prompts() { return test::golden_prompts(mtp_json()); }
 
 void expect_same(const std::vector<StreamRecord>& got, const std::vector<StreamRecord>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size());
@@ -72,7 +48,7 @@ BatchOptions options_with(SpecMode spec) {
 // The block drafts one token in every decode step (a fixed-length policy); random weights guess
 // badly, and each rejected draft sends the state back: the tokens are those without it.
 TEST(MtpDrafter, EveryRequestGetsItsTokensWithoutSpeculation) {
-  const std::vector<GenerationRequest> requests = mixed_requests();
+  const std::vector<GenerationRequest> requests = test::golden_requests(mtp_json(), 48);
   BatchEngine plain(options_with(SpecMode::Off));
   const std::vector<StreamRecord> want = run_alone(plain, requests);
   BatchOptions options = options_with(SpecMode::Auto);  // the block, as the file has one

@@ -25,6 +25,7 @@ namespace {
 
 using test::read_to_end;
 using test::request;
+using test::run_alone;
 using test::run_together;
 using test::StreamRecord;
 
@@ -78,11 +79,7 @@ bool mostly(int64_t pos) { return pos % 7 != 0; }  // wrong nearly everywhere
 
 
 std::vector<std::vector<int32_t>> tiny_prompts() {
-  const auto golden = nlohmann::json::parse(
-      nanoserve::test::read_file(nanoserve::test::shared_path("golden/models/tiny-qwen3-Q8_0.json")));
-  std::vector<std::vector<int32_t>> out;
-  for (const auto& seq : golden.at("sequences")) out.push_back(seq.at("input_ids").get<std::vector<int32_t>>());
-  return out;
+  return test::golden_prompts(nanoserve::test::shared_path("golden/models/tiny-qwen3-Q8_0.json"));
 }
 
 // Eight requests on the tiny golden model: greedy ones and seeded sampled ones, prompts of 3 to
@@ -103,12 +100,6 @@ std::vector<GenerationRequest> mixed_requests() {
 BatchOptions tiny_options(SpecMode spec) {
   return {.model_path = test::tiny_model_path(), .threads = kThreads, .parallel = 8, .step_tokens = 128,
           .spec = spec};
-}
-
-std::vector<StreamRecord> run_alone(Engine& engine, const std::vector<GenerationRequest>& requests) {
-  std::vector<StreamRecord> out;
-  for (const GenerationRequest& r : requests) out.push_back(read_to_end(*engine.submit(r)));
-  return out;
 }
 
 // Each request's prompt followed by what it generated.
@@ -168,25 +159,6 @@ TEST(Speculative, AnyDraftsGiveTheTokensOfPlainDecodingAloneAndInABatch) {
   }
 }
 
-// Eight requests on a golden model's prompts (up to 300 tokens), greedy and seeded.
-std::vector<GenerationRequest> golden_requests(const std::string& golden_json) {
-  const auto golden = nlohmann::json::parse(nanoserve::test::read_file(golden_json));
-  std::vector<GenerationRequest> out;
-  std::vector<int32_t> longest;
-  for (const auto& seq : golden.at("sequences")) {
-    const auto prompt = seq.at("input_ids").get<std::vector<int32_t>>();
-    if (prompt.size() > 300) continue;
-    out.push_back(request(prompt, 40));
-    longest = prompt;
-  }
-  for (size_t i = 0; out.size() < 8; ++i) {
-    GenerationRequest r = request({longest.begin(), longest.begin() + static_cast<std::ptrdiff_t>(20 + 37 * i)}, 40);
-    r.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 700 + i};
-    out.push_back(r);
-  }
-  return out;
-}
-
 // A hybrid model's recurrent state cannot drop rejected drafts: it goes back to its copy after
 // the last token and computes the accepted ones again. Drafts right, partly right or mostly
 // wrong, alone and together, with the prefix cache on and off: every request's tokens are
@@ -197,7 +169,7 @@ TEST(Speculative, AHybridModelsStateGoesBackAfterRejectedDrafts) {
       return name.starts_with("repo/") ? nanoserve::test::source_path("tests/model/data/golden/" + name.substr(5) + ext)
                                        : nanoserve::test::shared_path("golden/models/" + name + ext);
     };
-    const std::vector<GenerationRequest> requests = golden_requests(path(".json"));
+    const std::vector<GenerationRequest> requests = test::golden_requests(path(".json"), 40);
     BatchOptions off = tiny_options(SpecMode::Off);
     off.model_path = path(".gguf");
     BatchEngine plain(off);

@@ -1,9 +1,10 @@
-// Test helpers for the engine room: read a stream to its end (or many submitted at once), and
-// a real tokenizer.
+// Test helpers for the engine room: read a stream to its end (or many submitted at once, or one
+// after another), a golden model's prompts as requests, and a real tokenizer.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +58,39 @@ inline std::vector<StreamRecord> run_together(Engine& engine, const std::vector<
   for (const GenerationRequest& r : requests) streams.push_back(engine.submit(r));
   std::vector<StreamRecord> out;
   for (auto& s : streams) out.push_back(read_to_end(*s));
+  return out;
+}
+
+// Submits each request after the one before has ended.
+inline std::vector<StreamRecord> run_alone(Engine& engine, const std::vector<GenerationRequest>& requests) {
+  std::vector<StreamRecord> out;
+  for (const GenerationRequest& r : requests) out.push_back(read_to_end(*engine.submit(r)));
+  return out;
+}
+
+// The prompts of a golden model's .json (input_ids of its sequences).
+inline std::vector<std::vector<int32_t>> golden_prompts(const std::string& json_path) {
+  const auto golden = nlohmann::json::parse(nanoserve::test::read_file(json_path));
+  std::vector<std::vector<int32_t>> out;
+  for (const auto& seq : golden.at("sequences")) out.push_back(seq.at("input_ids").get<std::vector<int32_t>>());
+  return out;
+}
+
+// Eight requests of `max_tokens` on a golden model's prompts up to 300 tokens (greedy), then
+// seeded sampled ones on growing prefixes of the longest of those.
+inline std::vector<GenerationRequest> golden_requests(const std::string& json_path, int32_t max_tokens) {
+  std::vector<GenerationRequest> out;
+  std::vector<int32_t> longest;
+  for (const std::vector<int32_t>& prompt : golden_prompts(json_path)) {
+    if (prompt.size() > 300) continue;
+    out.push_back(request(prompt, max_tokens));
+    longest = prompt;
+  }
+  for (size_t i = 0; out.size() < 8; ++i) {
+    GenerationRequest r = request({longest.begin(), longest.begin() + static_cast<std::ptrdiff_t>(20 + 37 * i)}, max_tokens);
+    r.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .seed = 700 + i};
+    out.push_back(r);
+  }
   return out;
 }
 
