@@ -12,7 +12,7 @@ constexpr std::array kFileTypes = {
     FileType{7, "Q8_0"},    FileType{8, "Q5_0"},    FileType{9, "Q5_1"},    FileType{10, "Q2_K"},
     FileType{11, "Q3_K_S"}, FileType{12, "Q3_K_M"}, FileType{13, "Q3_K_L"}, FileType{14, "Q4_K_S"},
     FileType{15, "Q4_K_M"}, FileType{16, "Q5_K_S"}, FileType{17, "Q5_K_M"}, FileType{18, "Q6_K"},
-    FileType{32, "BF16"},
+    FileType{25, "IQ4_NL"}, FileType{30, "IQ4_XS"}, FileType{32, "BF16"},   FileType{38, "MXFP4_MOE"},
 };
 
 }  // namespace

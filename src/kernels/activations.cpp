@@ -20,14 +20,17 @@ ActType act_type_for(TensorType weight_type) {
     case TensorType::BF16: return ActType::BF16;
     case TensorType::Q4_0:
     case TensorType::Q5_0:
-    case TensorType::Q8_0: return ActType::Q8_0;
+    case TensorType::Q8_0:
+    case TensorType::IQ4_NL:
+    case TensorType::MXFP4: return ActType::Q8_0;
     case TensorType::Q4_1:
     case TensorType::Q5_1: return ActType::Q8_1;
     case TensorType::Q2_K:
     case TensorType::Q3_K:
     case TensorType::Q4_K:
     case TensorType::Q5_K:
-    case TensorType::Q6_K: return ActType::Q8_K;
+    case TensorType::Q6_K:
+    case TensorType::IQ4_XS: return ActType::Q8_K;
     default:
       throw std::invalid_argument("no matmul for weight type " + std::string(gguf::type_name(weight_type)));
   }

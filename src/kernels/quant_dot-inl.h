@@ -2,7 +2,7 @@
 // weight blocks (no level buffer), for the x86 targets with 256-bit vectors (AVX2, AVX-512,
 // AVX-512 VNNI): the entry points matmul_simd.cpp calls, and which kernel serves which case.
 //   quant_dot_common-inl.h       vector types, the byte dot product, fp16, level unpacking
-//   quant_dot_block32-inl.h      tiles of Q8_0, Q4_0, Q5_0 rows as the file stores them
+//   quant_dot_block32-inl.h      tiles of Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4 rows as the file stores them
 //   quant_dot_kquant-inl.h       tiles of Q4_K, Q6_K rows as the file stores them
 //   quant_dot_lanes-inl.h        the lanes of rows interleaved by 8 (tensor/interleave.h)
 //   quant_dot_interleaved-inl.h  interleaved Q8_0, Q4_0, Q5_0, Q4_K, Q6_K rows
@@ -174,9 +174,11 @@ inline void InterleavedDot(TensorType type, bool pair, const uint8_t* group, uin
   }
 }
 
-// Whether this target has a fused kernel for the weight type.
+// Whether this target has a fused kernel for the weight type. (IQ4_XS takes the row path: its
+// levels and scales decoded per row, the group sums on vectors.)
 inline bool HasFusedDot(TensorType type) {
-  return type == TensorType::Q8_0 || type == TensorType::Q4_0 || type == TensorType::Q5_0 || IsFusedKQuant(type);
+  return type == TensorType::Q8_0 || type == TensorType::Q4_0 || type == TensorType::Q5_0 ||
+         type == TensorType::IQ4_NL || type == TensorType::MXFP4 || IsFusedKQuant(type);
 }
 
 // Weight rows per tile: four for blocks of 32 where AVX-512's 32 registers hold a 4 × 4 tile,
@@ -192,6 +194,8 @@ void FusedTile(TensorType type, const uint8_t* w0, const uint8_t* end, uint64_t 
     case TensorType::Q8_0: return qd::DotBlock32<tensor::BlockQ8_0, NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::Q4_0: return qd::DotBlock32<tensor::BlockQ4_0, NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::Q5_0: return qd::DotBlock32<tensor::BlockQ5_0, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::IQ4_NL: return qd::DotBlock32<tensor::BlockIQ4_NL, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::MXFP4: return qd::DotBlock32<tensor::BlockMXFP4, NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::Q4_K: return qd::DotQ4_K<NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::Q6_K: return qd::DotQ6_K<NW, NR>(w0, end, row_bytes, n, a, out);
     default: return;

@@ -1,5 +1,5 @@
-// The fused kernel for tiles of rows of blocks of 32 (Q8_0, Q4_0, Q5_0) as the file stores
-// them, against Q8_0 activation rows (quant_dot-inl.h).
+// The fused kernel for tiles of rows of blocks of 32 (Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4) as the
+// file stores them, against Q8_0 activation rows (quant_dot-inl.h).
 //
 // The levels are signed, so the activation side goes unsigned (a + 128) and 128 × the weight
 // sum comes off. Each block's integer dot product is exact before its one float multiply-add,
@@ -60,12 +60,27 @@ HWY_INLINE VU8 FifthBits(const uint8_t* qh) {
   return hn::IfThenElseZero(set, hn::Set(du, 16));
 }
 
+// The 16 levels of a table type in each 128-bit half, for a byte shuffle (vpshufb looks up
+// within each half).
+template <class Block>
+HWY_INLINE VI8 LevelTable() {
+  const int8_t* t = std::is_same_v<Block, tensor::BlockMXFP4> ? tensor::kMXFP4Levels : tensor::kIQ4Levels;
+  const hn::Full128<int8_t> d128;
+  const auto half = hn::LoadU(d128, t);
+  return hn::Combine(DI8(), half, half);
+}
+
+template <class Block>
+inline constexpr bool kTableLevels = std::is_same_v<Block, tensor::BlockIQ4_NL> || std::is_same_v<Block, tensor::BlockMXFP4>;
+
 // The block's 32 levels as signed bytes: Q8_0's as stored, Q4_0's nibble - 8, Q5_0's
-// (nibble | fifth bit << 4) - 16.
+// (nibble | fifth bit << 4) - 16, IQ4_NL's and MXFP4's their table's entry for the nibble.
 template <class Block>
 HWY_INLINE VI8 SignedLevels(const uint8_t* block) {
   const DI8 di8;
-  if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
+  if constexpr (kTableLevels<Block>) {
+    return hn::TableLookupBytes(LevelTable<Block>(), hn::BitCast(di8, LegacyNibbles(block + offsetof(Block, qs))));
+  } else if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
     return hn::LoadU(di8, reinterpret_cast<const int8_t*>(block + offsetof(Block, qs)));
   } else if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {
     const VU8 q = hn::Or(LegacyNibbles(block + offsetof(Block, qs)), FifthBits(block + offsetof(Block, qh)));
@@ -73,6 +88,15 @@ HWY_INLINE VI8 SignedLevels(const uint8_t* block) {
   } else {
     return hn::Sub(hn::BitCast(di8, LegacyNibbles(block + offsetof(Block, qs))), hn::Set(di8, 8));
   }
+}
+
+// The block's scale: an fp16, or MXFP4's halved power of two.
+template <class Block>
+HWY_INLINE float BlockScale(const uint8_t* block) {
+  if constexpr (std::is_same_v<Block, tensor::BlockMXFP4>)
+    return tensor::mxfp4_scale(block[offsetof(Block, e)]);
+  else
+    return Half(block + offsetof(Block, d));
 }
 
 // out[i * NR + r]: the sum of acc[i][r]'s lanes.
@@ -101,7 +125,7 @@ void DotBlock32(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64
       PrefetchAhead<sizeof(Block), Ahead::kL2>(block, end);
       w[i] = SignedLevels<Block>(block);
       minus_w_sum128[i] = hn::Neg(DotBytes(hn::Zero(DI32()), k128, w[i]));
-      dw[i] = hn::Set(DF(), Half(block + offsetof(Block, d)));
+      dw[i] = hn::Set(DF(), BlockScale<Block>(block));
     }
     for (int r = 0; r < NR; ++r) {
       const VU8 u = hn::LoadU(du, a[r].u + b * Block::kElems);

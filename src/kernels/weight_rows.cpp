@@ -38,6 +38,15 @@ void legacy_levels(const uint8_t* qs, uint32_t qh, int8_t* q, int offset) {
   }
 }
 
+// IQ4_NL, IQ4_XS (per sub-block of 32) and MXFP4: nibbles as Q4_0's, each an index into the
+// type's table of levels.
+void table_levels(const uint8_t* qs, const int8_t* table, int8_t* q) {
+  for (int j = 0; j < kB / 2; ++j) {
+    q[j] = table[qs[j] & 0x0f];
+    q[j + kB / 2] = table[qs[j] >> 4];
+  }
+}
+
 void decode_legacy(TensorType type, const uint8_t* row, int64_t n, DecodedRow& out) {
   for (int64_t i = 0; i < n / kB; ++i) {
     int8_t* q = out.q.data() + i * kB;
@@ -72,6 +81,18 @@ void decode_legacy(TensorType type, const uint8_t* row, int64_t n, DecodedRow& o
         const auto b = load<tensor::BlockQ8_0>(row, i);
         std::memcpy(q, b.qs, kB);
         out.d[i] = f16_to_f32(b.d);
+        break;
+      }
+      case TensorType::IQ4_NL: {
+        const auto b = load<tensor::BlockIQ4_NL>(row, i);
+        table_levels(b.qs, tensor::kIQ4Levels, q);
+        out.d[i] = f16_to_f32(b.d);
+        break;
+      }
+      case TensorType::MXFP4: {
+        const auto b = load<tensor::BlockMXFP4>(row, i);
+        table_levels(b.qs, tensor::kMXFP4Levels, q);
+        out.d[i] = tensor::mxfp4_scale(b.e);
         break;
       }
       default: break;
@@ -172,14 +193,26 @@ void decode_k(TensorType type, const uint8_t* row, int64_t n, DecodedRow& out) {
         out.d[i] = f16_to_f32(b.d);
         break;
       }
+      case TensorType::IQ4_XS: {
+        const auto b = load<tensor::BlockIQ4_XS>(row, i);
+        for (int j = 0; j < kQK / kB; ++j) {
+          table_levels(b.qs + j * kB / 2, tensor::kIQ4Levels, q + j * kB);
+          const int ls = ((b.scales_l[j / 2] >> (4 * (j % 2))) & 0x0f) | ((b.scales_h >> (2 * j)) & 3) << 4;
+          sc[2 * j] = sc[2 * j + 1] = static_cast<int16_t>(ls - 32);
+        }
+        out.d[i] = f16_to_f32(b.d);
+        break;
+      }
       default: break;
     }
   }
 }
 
+// The types of 256-element super-blocks with per-group scales (IQ4_XS among them: it is
+// computed as a K-quant without mins).
 bool is_k_quant(TensorType type) {
   return type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::Q4_K ||
-         type == TensorType::Q5_K || type == TensorType::Q6_K;
+         type == TensorType::Q5_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS;
 }
 
 }  // namespace
@@ -190,7 +223,9 @@ bool decodes_to_levels(TensorType type) {
     case TensorType::Q4_1:
     case TensorType::Q5_0:
     case TensorType::Q5_1:
-    case TensorType::Q8_0: return true;
+    case TensorType::Q8_0:
+    case TensorType::IQ4_NL:
+    case TensorType::MXFP4: return true;
     default: return is_k_quant(type);
   }
 }

@@ -5,13 +5,15 @@
 // product with a Q8 activation row then needs only the integer sums over each group of 16
 // elements (G[g] = sum of w_level * a_level; every block and sub-block of every type is a
 // whole number of groups), which a SIMD kernel computes. combine() applies the scales:
-//   Q4_0, Q5_0, Q8_0 (levels centred):  sum_b (dw_b * da_b) * (G[2b] + G[2b+1])
+//   Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 (levels centred):  sum_b (dw_b * da_b) * (G[2b] + G[2b+1])
 //   Q4_1, Q5_1 (levels 0..):           the same + sum_b mw_b * sa_b   (sa: Q8_1's d * sum)
 //   K-quants, per super-block B:       (da_B * dw_B) * sum_g sc_g * G[g]
 //                                      - (da_B * dmin_B) * sum_g mn_g * bsum_g
 // where sub-block scales sc / mins mn are repeated per group of 16 (Q4_K and Q5_K have
 // sub-blocks of 32), Q3_K's sc is its signed scale and its levels include the -4 offset,
-// Q6_K's levels include the -32 offset, and Q3_K / Q6_K have no mins.
+// Q6_K's levels include the -32 offset, and Q3_K / Q6_K have no mins. IQ4_NL, IQ4_XS and MXFP4
+// levels are their tables' values (blocks.h); IQ4_XS is a K-quant without mins whose sc is its
+// 6-bit scale - 32, MXFP4's dw its halved power of two.
 #pragma once
 
 #include <cstdint>

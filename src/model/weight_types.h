@@ -24,11 +24,12 @@ struct TensorSlot {
   uint32_t n_gqa = 1;      // query heads per KV head
   bool tied_output = false;  // token_embd doubles as the output matrix
   uint32_t n_expert = 0;     // a mixture of experts' expert count (8: llama-quantize's Mixtral rules)
+  bool experts = false;      // a 3-D stack of expert matrices (MXFP4_MOE quantizes only these)
 };
 
-// A file type: the llama.cpp mix named by `name` (Q4_K_M, Q8_0, ...), or a single weight
-// type applied to every matrix when `name` is a weight type only (Q4_K, Q5_K, Q3_K: like
-// llama-quantize --pure).
+// A file type: the llama.cpp mix named by `name` (Q4_K_M, Q8_0, IQ4_XS, MXFP4_MOE, ...), or a
+// single weight type applied to every matrix when `name` is a weight type only (Q4_K, Q5_K,
+// Q3_K, MXFP4: like llama-quantize --pure).
 struct WeightTypePlan {
   gguf::FileType file_type;      // written as general.file_type
   gguf::TensorType base;         // the type most matrices get

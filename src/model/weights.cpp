@@ -39,7 +39,8 @@ class Binder {
     try {
       kernels::act_type_for(t.type);
     } catch (const std::invalid_argument&) {
-      throw std::runtime_error("model tensor " + name + " has unsupported type " + std::string(gguf::type_name(t.type)));
+      throw std::runtime_error("model tensor " + name + " has type " + std::string(gguf::type_name(t.type)) +
+                               ", which nanoserve does not support yet");
     }
     return {t.type, t.data, static_cast<int64_t>(n_in), static_cast<int64_t>(n_out), *gguf::row_bytes(t.type, n_in)};
   }

@@ -46,7 +46,7 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
   // A matrix, or with n_mat > 1 a stack of them (the experts' 3-D tensors).
   auto matrix = [&](std::string name, TensorRole role, uint32_t layer, uint64_t in, uint64_t rows,
                     uint64_t n_mat = 1) {
-    TensorSlot slot{role, layer, c.n_layer, in, n_gqa, c.tied_output, c.n_expert};
+    TensorSlot slot{role, layer, c.n_layer, in, n_gqa, c.tied_output, c.n_expert, n_mat > 1};
     std::vector<uint64_t> dims = {in, rows};
     if (n_mat > 1) dims.push_back(n_mat);
     out.push_back({std::move(name), plan.type_for(slot), std::move(dims), Fill::Normal});

@@ -114,6 +114,39 @@ struct BlockQ6_K {
   uint16_t d;
 };
 
+// ---- non-linear 4-bit types: a nibble indexes a table of levels ------------------------
+
+// The 16 levels of IQ4_NL and IQ4_XS (ggml's kvalues_iq4nl): denser near zero, where most
+// weights lie.
+inline constexpr int8_t kIQ4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// MXFP4's E2M1 values doubled (0, 0.5, 1, ... 6 become integers); its scale is halved to match.
+inline constexpr int8_t kMXFP4Levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// x = d * kIQ4Levels[q]; nibbles as Q4_0.
+struct BlockIQ4_NL {
+  static constexpr int kElems = kLegacyBlock;
+  uint16_t d;
+  uint8_t qs[kLegacyBlock / 2];
+};
+
+// 8 sub-blocks of 32: x = d * (sc - 32) * kIQ4Levels[q], sc 6-bit: low 4 bits in nibble j % 2
+// of scales_l[j / 2], high 2 bits in bits 2j, 2j+1 of scales_h. Each sub-block's nibbles as Q4_0.
+struct BlockIQ4_XS {
+  static constexpr int kElems = kSuperBlock;
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kSuperBlock / 64];
+  uint8_t qs[kSuperBlock / 2];
+};
+
+// OCP microscaling FP4: x = 2^(e - 128) * kMXFP4Levels[q] (e an E8M0 exponent); nibbles as Q4_0.
+struct BlockMXFP4 {
+  static constexpr int kElems = kLegacyBlock;
+  uint8_t e;
+  uint8_t qs[kLegacyBlock / 2];
+};
+
 // Activation type for K-quant dot products: x = d * q, float d; bsums[j] = sum of q over
 // elements 16j .. 16j+15.
 struct BlockQ8_K {
@@ -134,11 +167,22 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockMXFP4) == 17);
 
 template <class B>
 inline constexpr bool kIsBlock = std::is_trivially_copyable_v<B> && std::is_standard_layout_v<B>;
 static_assert(kIsBlock<BlockQ4_0> && kIsBlock<BlockQ4_1> && kIsBlock<BlockQ5_0> && kIsBlock<BlockQ5_1> &&
               kIsBlock<BlockQ8_0> && kIsBlock<BlockQ2_K> && kIsBlock<BlockQ3_K> && kIsBlock<BlockQ4_K> &&
-              kIsBlock<BlockQ5_K> && kIsBlock<BlockQ6_K> && kIsBlock<BlockQ8_K>);
+              kIsBlock<BlockQ5_K> && kIsBlock<BlockQ6_K> && kIsBlock<BlockQ8_K> && kIsBlock<BlockIQ4_NL> &&
+              kIsBlock<BlockIQ4_XS> && kIsBlock<BlockMXFP4>);
+
+// MXFP4's scale 2^(e - 128): half of E8M0's 2^(e - 127), for the doubled levels. Built from its
+// bits (e = 0 and 1 are subnormal floats), as ggml does.
+inline float mxfp4_scale(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  return std::bit_cast<float>(bits);
+}
 
 }  // namespace nanoserve::tensor

@@ -43,6 +43,17 @@ void encode_block(const float* x, BlockQ4_K& b);
 void encode_block(const float* x, BlockQ5_K& b);
 void encode_block(const float* x, BlockQ6_K& b);
 void encode_block(const float* x, BlockQ8_K& b);
+// nonlinear_quants.cpp: IQ4_NL, IQ4_XS, MXFP4. The IQ4 encoders take optional importance
+// weights (one per element of x, as llama-quantize passes an imatrix row); MXFP4 has none.
+void decode_block(const BlockIQ4_NL& b, float* y);
+void decode_block(const BlockIQ4_XS& b, float* y);
+void decode_block(const BlockMXFP4& b, float* y);
+void encode_block(const float* x, BlockIQ4_NL& b, const float* importance = nullptr);
+void encode_block(const float* x, BlockIQ4_XS& b, const float* importance = nullptr);
+void encode_block(const float* x, BlockMXFP4& b);
+// The 6-bit scale (0..63, stored with +32) of IQ4_XS sub-block j (0..7).
+int iq4_xs_scale(const BlockIQ4_XS& b, int j);
+
 // The 6-bit scale and min of sub-block j (0..7) in Q4_K / Q5_K's 12 scale bytes; set_
 // writes them (sub-blocks 0..3 first: the others OR into their bytes; s starts zeroed).
 std::pair<int, int> scale_min_k4(const uint8_t* s, int j);

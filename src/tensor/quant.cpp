@@ -62,7 +62,21 @@ constexpr std::array kCodecs = {
     block_codec<BlockQ5_K>(TensorType::Q5_K),
     block_codec<BlockQ6_K>(TensorType::Q6_K),
     block_codec<BlockQ8_K>(TensorType::Q8_K),
+    block_codec<BlockIQ4_NL>(TensorType::IQ4_NL),
+    block_codec<BlockIQ4_XS>(TensorType::IQ4_XS),
+    block_codec<BlockMXFP4>(TensorType::MXFP4),
 };
+
+// The IQ4 encoders with importance weights, one per element (src and importance advance together).
+template <class Block>
+void quantize_blocks_weighted(const float* src, const float* importance, void* dst, int64_t n) {
+  auto* bytes = static_cast<uint8_t*>(dst);
+  for (int64_t i = 0; i < n / Block::kElems; ++i) {
+    Block b;
+    encode_block(src + i * Block::kElems, b, importance + i * Block::kElems);
+    std::memcpy(bytes + i * static_cast<int64_t>(sizeof(Block)), &b, sizeof(Block));
+  }
+}
 
 const Codec* find_codec(TensorType type) {
   for (const Codec& c : kCodecs)
@@ -95,6 +109,24 @@ void dequantize_row(TensorType type, const void* src, float* dst, int64_t n) {
 
 void quantize_row(TensorType type, const float* src, void* dst, int64_t n) {
   checked_codec(type, n, "quantize_row").quantize(src, dst, n);
+}
+
+bool can_quantize_with_importance(TensorType type) {
+  return type == TensorType::IQ4_NL || type == TensorType::IQ4_XS || type == TensorType::MXFP4;
+}
+
+void quantize_row_with_importance(TensorType type, const float* src, const float* importance, void* dst, int64_t n) {
+  const Codec& c = checked_codec(type, n, "quantize_row_with_importance");
+  if (!can_quantize_with_importance(type))
+    throw std::invalid_argument("quantize_row_with_importance: " + describe(type) +
+                                " with importance weights is not supported (llama.cpp's imatrix search for it is not "
+                                "reproduced)");
+  if (importance == nullptr) return c.quantize(src, dst, n);
+  switch (type) {
+    case TensorType::IQ4_NL: return quantize_blocks_weighted<BlockIQ4_NL>(src, importance, dst, n);
+    case TensorType::IQ4_XS: return quantize_blocks_weighted<BlockIQ4_XS>(src, importance, dst, n);
+    default: return c.quantize(src, dst, n);  // MXFP4: ggml ignores the weights too
+  }
 }
 
 }  // namespace nanoserve::tensor

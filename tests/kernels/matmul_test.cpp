@@ -21,7 +21,7 @@ namespace {
 const std::vector<TensorType> kWeightTypes = {
     TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1,
     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
-    TensorType::Q6_K};
+    TensorType::Q6_K, TensorType::IQ4_NL, TensorType::IQ4_XS, TensorType::MXFP4};
 
 // A weight matrix quantized from random floats; keeps its bytes and the floats they decode to.
 struct TestMatrix {
@@ -153,7 +153,8 @@ TEST(Matmul, EveryTargetAgreesAtExtremesAndTheFusedX86KernelsBitForBit) {
   acts.set(x.data(), n_rows, n_in, n_in);
   ThreadPool pool(2);
   MatmulScratch scratch(2, n_in);
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q4_K, TensorType::Q6_K,
+                          TensorType::IQ4_NL, TensorType::MXFP4, TensorType::IQ4_XS}) {
     const uint64_t row_bytes = *gguf::row_bytes(type, n_in);
     std::vector<uint8_t> bytes(row_bytes * n_out);
     for (int64_t o = 0; o < n_out; ++o)

@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <unistd.h>
 
 #include "gguf/file.h"
+#include "gguf/file_type.h"
 #include "support/test_paths.h"
 #include "model/model.h"
 #include "synth/presets.h"
@@ -160,6 +162,42 @@ TEST(Synth, PresetsOfEveryArchitectureLoadAndRun) {
     m.forward_mtp(rows, {logits.hidden.data(), static_cast<size_t>(11 * m.config().n_embd)}, cache, out);
     m.mtp_logits(out, logits);
     for (float v : logits.row(0)) ASSERT_TRUE(std::isfinite(v)) << name;
+  }
+}
+
+// The IQ4 and MXFP4 file types: a mixture of experts written in each loads and runs; under
+// MXFP4_MOE (gpt-oss's mix) only the experts' stacks are MXFP4, every other matrix Q8_0.
+TEST(Synth, NonlinearFileTypesLoadAndRun) {
+  ModelConfig c = preset("qwen3-30b-a3b");
+  c.n_layer = 2;
+  c.n_vocab = 1024;
+  c.n_expert = 12;
+  c.n_ff_expert = 256;
+  c.n_embd = 256;  // narrow: the IQ4 search is slow to synthesize
+  c.n_head = 4;
+  c.n_head_kv = 2;
+  c.head_dim = 64;
+  for (const char* type : {"IQ4_NL", "IQ4_XS", "MXFP4_MOE", "MXFP4"}) {
+    const std::string path = synth_to_temp(c, type);
+    const gguf::File f = gguf::File::open(path);
+    const std::string ft = type == std::string("MXFP4") ? "MXFP4_MOE" : type;
+    EXPECT_EQ(gguf::file_type_by_id(f.metadata().get_u32("general.file_type"))->name, ft);
+    std::map<std::string, int> types;
+    for (const auto& t : f.tensors()) {
+      const std::string name(gguf::type_name(t.type));
+      ++types[name];
+      if (type == std::string("MXFP4_MOE") && t.dims.size() >= 2 && t.type != gguf::TensorType::F32) {
+        EXPECT_EQ(name, t.dims.size() == 3 ? "MXFP4" : "Q8_0") << t.name;
+      }
+    }
+    EXPECT_GT(types[ft == "MXFP4_MOE" ? "MXFP4" : ft], 0) << type;
+    model::Model m(path, {.threads = 2});
+    model::KvCache cache(m.config(), 32);
+    model::Batch b;
+    for (int p = 0; p < 12; ++p) b.add(0, p, (p * 37) % 1024, p == 11);
+    model::Logits logits;
+    m.forward(b, cache, logits);
+    for (float v : logits.row(0)) ASSERT_TRUE(std::isfinite(v)) << type;
   }
 }
 

@@ -19,15 +19,16 @@ namespace {
 
 using T = gguf::TensorType;
 
-const T kSupported[] = {T::F32,  T::F16,  T::BF16, T::Q8_0, T::Q4_0, T::Q4_1, T::Q5_0,
-                        T::Q5_1, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::Q8_K};
+const T kSupported[] = {T::F32,  T::F16,  T::BF16, T::Q8_0, T::Q4_0, T::Q4_1,   T::Q5_0,   T::Q5_1,
+                        T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::Q8_K, T::IQ4_NL, T::IQ4_XS, T::MXFP4};
 
 TEST(TensorApi, SupportsExactlyTheListedTypes) {
   for (T t : kSupported) {
     EXPECT_TRUE(can_dequantize(t)) << gguf::type_name(t);
     EXPECT_TRUE(can_quantize(t)) << gguf::type_name(t);
   }
-  for (T t : {T::Q8_1, T::IQ4_NL, T::IQ2_XXS, T::I8, T::F64, T::TQ1_0, T::MXFP4}) {
+  for (T t : {T::Q8_1, T::IQ2_XXS, T::IQ2_XS, T::IQ2_S, T::IQ3_XXS, T::IQ3_S, T::IQ1_S, T::IQ1_M, T::I8, T::F64,
+              T::TQ1_0}) {
     EXPECT_FALSE(can_dequantize(t)) << gguf::type_name(t);
     EXPECT_FALSE(can_quantize(t)) << gguf::type_name(t);
   }
@@ -49,6 +50,9 @@ TEST(TensorApi, BlockStructsMatchTheGgufTypeTable) {
   check(T::Q5_K, sizeof(BlockQ5_K), BlockQ5_K::kElems);
   check(T::Q6_K, sizeof(BlockQ6_K), BlockQ6_K::kElems);
   check(T::Q8_K, sizeof(BlockQ8_K), BlockQ8_K::kElems);
+  check(T::IQ4_NL, sizeof(BlockIQ4_NL), BlockIQ4_NL::kElems);
+  check(T::IQ4_XS, sizeof(BlockIQ4_XS), BlockIQ4_XS::kElems);
+  check(T::MXFP4, sizeof(BlockMXFP4), BlockMXFP4::kElems);
   check(T::F32, sizeof(float), 1);
   check(T::F16, sizeof(uint16_t), 1);
   check(T::BF16, sizeof(uint16_t), 1);
