@@ -88,7 +88,18 @@ StepTimes::Line StepTimes::line(int64_t from) const {
 DraftPolicy::DraftPolicy(int n_slots, int64_t max_rows, bool explores)
     : times_(max_rows), slots_(static_cast<size_t>(std::max(0, n_slots))), explores_(explores) {}
 
-void DraftPolicy::start(int slot) { slots_.at(static_cast<size_t>(slot)) = SlotState{}; }
+void DraftPolicy::start(int slot) {
+  SlotState s;
+  if (judged_all_ >= kJudgedToKnow) {
+    s.accepted = accepted_all_ / judged_all_;  // worth one judged token, as the prior is
+    if (s.accepted < kHopeless) {
+      s.explore = false;
+      s.pause = kPlainEvery;
+      s.next_pause = 2 * kPlainEvery;
+    }
+  }
+  slots_.at(static_cast<size_t>(slot)) = s;
+}
 
 double DraftPolicy::acceptance(int slot) const {
   const SlotState& s = slots_.at(static_cast<size_t>(slot));
@@ -177,6 +188,8 @@ void DraftPolicy::record_verify(int slot, int64_t drafted, int64_t accepted) {
   const double judged = static_cast<double>(accepted) + (accepted < drafted ? 1.0 : 0.0);
   s.accepted = kMemory * s.accepted + static_cast<double>(accepted);
   s.trials = kMemory * s.trials + judged;
+  accepted_all_ = kForget * accepted_all_ + static_cast<double>(accepted);
+  judged_all_ = kForget * judged_all_ + judged;
 }
 
 double DraftPolicy::fill(const StepTimes::Line& step, double per_token, int64_t longest, int64_t base_rows,

@@ -75,7 +75,9 @@ class DraftPolicy {
   // engine measures it with free guesses, record_guess).
   DraftPolicy(int n_slots, int64_t max_rows, bool explores = true);
 
-  // A new sequence in `slot`: acceptance back to the prior, no pause.
+  // A new sequence in `slot`: its acceptance starts from the prior, or once the drafter has been
+  // judged on others, from theirs; where theirs is next to none it starts paused, as a sequence
+  // whose drafts stopped paying (it tries again later, not in its first steps).
   void start(int slot);
   // A forward step of `rows` rows took `seconds`.
   void record_step(int64_t rows, double seconds) { times_.record(rows, seconds); }
@@ -105,6 +107,9 @@ class DraftPolicy {
 
  private:
   static constexpr double kPrior = 0.5;  // acceptance before any verify step, worth one judged token
+  // Others' draft tokens judged before a new sequence starts from their acceptance, and the
+  // acceptance below which it starts paused (kPlainEvery steps).
+  static constexpr double kJudgedToKnow = 8, kHopeless = 0.05;
   struct SlotState {
     // Judged draft tokens and the accepted ones, older ones weighing less (the prior too).
     double accepted = kPrior, trials = 1;
@@ -151,6 +156,7 @@ class DraftPolicy {
   DraftingTimes drafting_;
   double intake_tokens_ = 0, intake_seconds_ = 0;  // recent intakes, older ones weighing less
   std::vector<SlotState> slots_;
+  double accepted_all_ = 0, judged_all_ = 0;  // every sequence's verify outcomes, older weighing less
   bool explores_;
   int64_t steps_since_plain_ = 0;  // allocations since one that gave no drafts
   int64_t open_releases_ = 0;           // slots freed while others ran, not taken again yet

@@ -151,11 +151,29 @@ TEST(DraftPolicy, DraftsThatDoNotPayPauseLongerEachTimeAndResumeWhenAccepted) {
   for (size_t k = 1; k < draft_steps.size(); ++k) longest_pause = std::max(longest_pause, draft_steps[k] - draft_steps[k - 1]);
   EXPECT_GT(longest_pause, 100);  // the pauses grew
 
-  // Once right, it drafts again soon and keeps drafting.
+  // A new sequence after so many wrong drafts starts paused: it tries after kPlainEvery steps
+  // (not in its first), and once right it keeps drafting.
   p.start(0);
-  EXPECT_GT(p.allocate(1, 63, c)[0], 0);
+  int64_t first_try = 0;
+  while (p.allocate(1, 63, c)[0] == 0 && first_try < 100) ++first_try;
+  EXPECT_EQ(first_try, DraftPolicy::kPlainEvery);
   for (int i = 0; i < 5; ++i) p.record_verify(0, 4, 4);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(p.allocate(1, 63, c)[0], 4);
+}
+
+// A new sequence starts from the others' acceptance: where theirs is high it drafts at once as far
+// as pays, where it is about 0 (a drafter that cannot guess this text, or random weights) it does
+// not spend its first steps' rows relearning it.
+TEST(DraftPolicy, ANewSequenceStartsFromTheOthersAcceptance) {
+  const std::vector<Candidate> c = {{.slot = 1, .available = 4}};
+  DraftPolicy right(2, 64), wrong(2, 64);
+  for (DraftPolicy* p : {&right, &wrong}) teach(*p, 0.020, 0.0006);
+  for (int i = 0; i < 10; ++i) right.record_verify(0, 4, 4), wrong.record_verify(0, 1, 0);
+  right.start(1);
+  wrong.start(1);
+  EXPECT_EQ(right.allocate(1, 63, c)[0], 4);  // all it is offered, from its first step
+  for (int step = 0; step < 10; ++step) EXPECT_EQ(wrong.allocate(1, 63, c)[0], 0) << step;
+  EXPECT_NEAR(wrong.acceptance(1), 0.0, 1e-9);
 }
 
 // Eight sequences on a step whose every row costs as much as a token's share (time ∝ rows):
