@@ -59,8 +59,9 @@ void add_q8_chunk(const float* weights, const uint8_t* tile, int64_t block_size,
   }
 }
 
+// sink: the head's sink logit, -infinity for none (a term of exactly 0).
 void attention_head_reference(const float* q, const KvView& kv, int kv_head, int head_dim, int64_t n_kv, float scale,
-                              float* scores, float* out, int64_t window) {
+                              float* scores, float* out, int64_t window, float sink) {
   const int64_t start = window_start(n_kv, window);
   const KvView head = kv_head_view(kv, kv_head);
   const KeyDots dot_with(q, kv, head_dim);
@@ -71,8 +72,9 @@ void attention_head_reference(const float* q, const KvView& kv, int kv_head, int
       max = std::max(max, scores[run.first + p]);
     }
   });
+  max = std::max(max, sink);
   std::fill(out, out + head_dim, 0.0f);
-  double sum = 0.0;
+  double sum = sink == -INFINITY ? 0.0 : std::exp(sink - max);
   for_each_kv_run(head, start, n_kv, [&](const KvRun& run) {
     float* weights = scores + run.first;
     for (int64_t p = 0; p < run.count; ++p) {
@@ -122,10 +124,11 @@ float kv_value_at(const KvView& kv, const uint8_t* tile, int64_t slot, int i, in
 }
 
 void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,
-                               int head_dim, int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
+                               int head_dim, int64_t n_kv, float scale, float* scores, float* out, int64_t window,
+                               const float* sinks) {
   for (int h = 0; h < n_rows * heads_per_row; ++h)
     attention_head_reference(q + h * head_dim, kv, kv_head, head_dim, n_kv + h / heads_per_row, scale, scores,
-                             out + h * head_dim, window);
+                             out + h * head_dim, window, sinks ? sinks[h % heads_per_row] : -INFINITY);
 }
 
 }  // namespace nanoserve::kernels

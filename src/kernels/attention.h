@@ -156,9 +156,14 @@ void for_each_kv_run(const KvView& kv, int64_t from, int64_t n_kv, Run&& run) {
 // window > 0 (sliding-window layers): a row sees only the last `window` of its positions, its
 // own included; the blocks wholly before the first row's window are not read (a windowed
 // cache has let go of them), the other positions outside a row's window weigh zero.
+// sinks (gpt-oss's attention sinks; null for none): a learned logit per head of a row (head j
+// of every row takes sinks[j]), one more term of each softmax's denominator with no value:
+// out_h = sum_p e^(s_p - m) v_p / (sum_p e^(s_p - m) + e^(sink - m)), m the largest of the
+// scores and the sink (not scaled: llama.cpp adds it to the scaled scores).
 // Uses the SIMD kernels of the best target this CPU supports.
 void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                     int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0);
+                     int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0,
+                     const float* sinks = nullptr);
 
 // How many rows of heads_per_row heads share a pass of attention_heads over a cache of this
 // type on the best target this CPU supports (1 where one row's heads fill it).
@@ -166,7 +171,8 @@ int attention_rows_per_pass(int heads_per_row, KvType type);
 
 // The same in scalar code, one head at a time (the reference the SIMD version is tested against).
 void attention_heads_reference(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head,
-                               int head_dim, int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0);
+                               int head_dim, int64_t n_kv, float scale, float* scores, float* out, int64_t window = 0,
+                               const float* sinks = nullptr);
 
 // The first position a row that sees `sees` positions attends to (0 without a window).
 inline int64_t window_start(int64_t sees, int64_t window) {

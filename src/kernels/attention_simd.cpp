@@ -256,8 +256,9 @@ void RunValues(int nh, const float* w, int64_t w_stride, const F16Tile& tile, co
   RunValuesOf<NH>(w, w_stride, tile, next_v, tile_bytes, count, head_dim, out);
 }
 
-// Replaces scores[0, n) by exp(scores - max) and returns their sum.
-double SoftmaxNumerators(float* scores, int64_t n) {
+// Replaces scores[0, n) by exp(scores - max) and returns their sum, plus exp(sink - max) where
+// there is a sink (max then counts it too; -infinity: none, and the same steps as without).
+double SoftmaxNumerators(float* scores, int64_t n, float sink) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   auto vmax = hn::Set(df, -INFINITY);
@@ -265,6 +266,8 @@ double SoftmaxNumerators(float* scores, int64_t n) {
   for (; p + N <= n; p += N) vmax = hn::Max(vmax, hn::LoadU(df, scores + p));
   float max = hn::GetLane(hn::MaxOfLanes(df, vmax));
   for (; p < n; ++p) max = std::max(max, scores[p]);
+  const bool has_sink = sink != -INFINITY;
+  if (has_sink) max = std::max(max, sink);
   vmax = hn::Set(df, max);
   auto vsum = hn::Zero(df);
   p = 0;
@@ -275,12 +278,13 @@ double SoftmaxNumerators(float* scores, int64_t n) {
   }
   double sum = hn::GetLane(hn::SumOfLanes(df, vsum));
   for (; p < n; ++p) sum += scores[p] = std::exp(scores[p] - max);
+  if (has_sink) sum += std::exp(sink - max);
   return sum;
 }
 
 template <KvType kType>
 void AttentionHeadsOf(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                      int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
+                      int64_t n_kv, float scale, float* scores, float* out, int64_t window, const float* sinks) {
   const KvView head = kv_head_view(kv, kv_head);
   const int n_q = n_rows * heads_per_row;
   const int64_t stride = n_kv + n_rows - 1;  // the last row's positions
@@ -308,7 +312,8 @@ void AttentionHeadsOf(const float* q, int n_rows, int heads_per_row, const KvVie
     for (int j = 0; j < nh; ++j) {
       const int64_t sees = n_kv + (h0 + j) / heads_per_row;  // its row's positions
       float* w = scores + (h0 + j) * stride;
-      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(w + lo, sees - lo));
+      const float sink = sinks ? sinks[(h0 + j) % heads_per_row] : -INFINITY;
+      inv_sum[j] = static_cast<float>(1.0 / SoftmaxNumerators(w + lo, sees - lo, sink));
       std::fill(w + sees, w + last, 0.0f);  // what a later row sees weighs 0 for this one
     }
     // Every head of the pass over the positions of its last row: a head's sums go over its
@@ -328,15 +333,16 @@ void AttentionHeadsOf(const float* q, int n_rows, int heads_per_row, const KvVie
 }
 
 void AttentionHeads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                    int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
+                    int64_t n_kv, float scale, float* scores, float* out, int64_t window, const float* sinks) {
   if (kv.type == KvType::F16)
     return AttentionHeadsOf<KvType::F16>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
-                                         window);
+                                         window, sinks);
   // A block of 32 dimensions must be whole vectors of the values' sums (else: the reference).
   if (hn::Lanes(DF()) * q8v::kVectors != static_cast<size_t>(kKvQ8Block))
     return attention_heads_reference(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
-                                     window);
-  AttentionHeadsOf<KvType::Q8_0>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out, window);
+                                     window, sinks);
+  AttentionHeadsOf<KvType::Q8_0>(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out, window,
+                                 sinks);
 }
 
 int RowsPerPass(int heads_per_row, KvType type) {
@@ -359,9 +365,9 @@ int attention_rows_per_pass(int heads_per_row, KvType type) {
 }
 
 void attention_heads(const float* q, int n_rows, int heads_per_row, const KvView& kv, int kv_head, int head_dim,
-                     int64_t n_kv, float scale, float* scores, float* out, int64_t window) {
+                     int64_t n_kv, float scale, float* scores, float* out, int64_t window, const float* sinks) {
   HWY_DYNAMIC_DISPATCH(AttentionHeads)(q, n_rows, heads_per_row, kv, kv_head, head_dim, n_kv, scale, scores, out,
-                                       window);
+                                       window, sinks);
 }
 
 }  // namespace nanoserve::kernels

@@ -266,6 +266,64 @@ TEST(Attention, SlidingWindowSeesOnlyTheLastPositions) {
   }
 }
 
+// Attention sinks (gpt-oss): each head's learned logit joins its softmax's denominator with no
+// value, so the weights sum to less than 1. Against plain double math (an F16 cache) with sinks
+// below, among and above the scores (then the sink is the max the exponentials subtract), with
+// and without a sliding window, several rows of a sequence at once; every SIMD target against
+// the reference for each type of cache; and each row's bits the same alone as together.
+TEST(Attention, SinksJoinTheSoftmaxDenominator) {
+  const int head_dim = 64, heads_per_row = 4, n_kv = 40, n_rows = 3, block_size = 16;
+  const int positions = n_kv + n_rows - 1, n_q = n_rows * heads_per_row;
+  const int64_t stride = 2 * head_dim;
+  const auto k_in = random_floats(stride * positions, 51), v_in = random_floats(stride * positions, 52);
+  const auto q = random_floats(head_dim * n_q, 53);
+  const std::vector<float> sinks = {-3.0f, 0.0f, 0.5f, 6.0f};
+  const float scale = 0.125f;
+  for (int64_t window : {0, 9}) {
+    const PagedKv kv(k_in, v_in, stride, head_dim, positions, block_size, in_order(positions, block_size));
+    const auto kf = as_stored(k_in, head_dim, KvType::F16), vf = as_stored(v_in, head_dim, KvType::F16);
+    std::vector<float> scores(n_q * positions), ref(head_dim * n_q), got(head_dim * n_q), row(head_dim * heads_per_row);
+    attention_heads_reference(q.data(), n_rows, heads_per_row, kv.view, 1, head_dim, n_kv, scale, scores.data(),
+                              ref.data(), window, sinks.data());
+    for (int h = 0; h < n_q; ++h) {
+      const int64_t sees = n_kv + h / heads_per_row, start = window_start(sees, window);
+      const double sink = sinks[h % heads_per_row];
+      std::vector<double> w(sees, 0.0);
+      double max = sink;
+      for (int64_t p = start; p < sees; ++p) {
+        double dot = 0;
+        for (int i = 0; i < head_dim; ++i) dot += double(q[h * head_dim + i]) * kf[p * stride + head_dim + i];
+        max = std::max(max, w[p] = dot * scale);
+      }
+      double sum = std::exp(sink - max);
+      for (int64_t p = start; p < sees; ++p) sum += (w[p] = std::exp(w[p] - max));
+      for (int i = 0; i < head_dim; ++i) {
+        double expected = 0;
+        for (int64_t p = start; p < sees; ++p) expected += w[p] / sum * vf[p * stride + head_dim + i];
+        ASSERT_NEAR(ref[h * head_dim + i], expected, 1e-5) << "window " << window << " head " << h << " i " << i;
+      }
+    }
+    for (KvType type : {KvType::F16, KvType::Q8_0}) {
+      const PagedKv typed(k_in, v_in, stride, head_dim, positions, block_size, in_order(positions, block_size), type);
+      attention_heads_reference(q.data(), n_rows, heads_per_row, typed.view, 1, head_dim, n_kv, scale, scores.data(),
+                                ref.data(), window, sinks.data());
+      for (int64_t target : EverySimdTarget()) {
+        attention_heads(q.data(), n_rows, heads_per_row, typed.view, 1, head_dim, n_kv, scale, scores.data(),
+                        got.data(), window, sinks.data());
+        for (int i = 0; i < head_dim * n_q; ++i)
+          ASSERT_NEAR(got[i], ref[i], tolerance_against_reference(type))
+              << hwy::TargetName(target) << " " << kv_type_name(type) << " window " << window << " i " << i;
+        for (int r = 0; r < n_rows; ++r) {
+          attention_heads(q.data() + r * heads_per_row * head_dim, 1, heads_per_row, typed.view, 1, head_dim, n_kv + r,
+                          scale, scores.data(), row.data(), window, sinks.data());
+          ASSERT_TRUE(std::equal(row.begin(), row.end(), got.begin() + r * heads_per_row * head_dim))
+              << hwy::TargetName(target) << " " << kv_type_name(type) << " window " << window << " row " << r;
+        }
+      }
+    }
+  }
+}
+
 // A windowed cache (model::KvWindow) has let go of the blocks wholly before the first row's
 // window, and others' keys and values may lie there: the kernels read none of them. Those
 // blocks' bytes are 0xFF here (F16 NaNs, Q8_0 NaN scales), which any read would carry into the

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -105,6 +106,45 @@ TEST(Rope, BothStylesRotateTheRightPairsByTheRightAngles) {
       for (int i = n_rot; i < head_dim; ++i) EXPECT_EQ(out[i], in[i]);  // beyond n_rot: untouched
     }
   }
+}
+
+// YaRN at gpt-oss-20b's settings (factor 32 over an original context of 4096, base 150000, 64
+// rotary dimensions, beta 32 and 1): the ramp's ends are the pairs that turn 32 and 1 times over
+// 4096 positions, floored and ceiled (8.09 -> 8, 17.39 -> 18); pairs below 8 keep their angle,
+// pairs from 18 on turn 32 times slower, those between blend linearly; cos and sin grow by
+// 1 + 0.1 ln 32.
+TEST(Rope, YarnBlendsScaledAndUnscaledAnglesAtGptOssSettings) {
+  const int n_rot = 64;
+  const double base = 150000.0, factor = 32.0;
+  const Yarn yarn = yarn_for(n_rot, static_cast<float>(base), static_cast<float>(factor), 4096, 32.0f, 1.0f);
+  EXPECT_EQ(yarn.low, 8.0f);
+  EXPECT_EQ(yarn.high, 18.0f);
+  EXPECT_NEAR(yarn.mscale, 1.0 + 0.1 * std::log(32.0), 1e-6);
+  float c[32], s[32];
+  const int64_t pos = 1000;
+  rope_angles_yarn(pos, n_rot, static_cast<float>(base), yarn, c, s);
+  for (int i = 0; i < n_rot / 2; ++i) {
+    const double theta = pos * std::pow(base, -2.0 * i / n_rot);
+    const double keep = 1.0 - std::clamp((i - 8.0) / 10.0, 0.0, 1.0);  // 1 below 8, 0 from 18
+    const double angle = theta / factor * (1.0 - keep) + theta * keep;
+    const double m = 1.0 + 0.1 * std::log(factor);
+    EXPECT_NEAR(c[i], std::cos(angle) * m, 2e-4) << i;
+    EXPECT_NEAR(s[i], std::sin(angle) * m, 2e-4) << i;
+  }
+}
+
+// gpt-oss's clamped SwiGLU: the gate clamped above only, up clamped both ways, then
+// gate * sigmoid(1.702 gate) * (up + 1).
+TEST(Ops, SwigluClampedClampsGateAboveAndUpBothWays) {
+  const std::vector<float> gate = {-9.0f, -1.0f, 0.0f, 0.5f, 6.9f, 7.5f, 100.0f};
+  const std::vector<float> up = {-9.0f, -0.5f, 3.0f, 8.0f, -7.5f, 1.0f, 2.0f};
+  std::vector<float> out(gate.size());
+  swiglu_clamped(gate.data(), up.data(), out.data(), static_cast<int64_t>(gate.size()), 1.702f, 7.0f);
+  for (size_t i = 0; i < gate.size(); ++i) {
+    const double g = std::min(double(gate[i]), 7.0), u = std::clamp(double(up[i]), -7.0, 7.0);
+    EXPECT_NEAR(out[i], g / (1.0 + std::exp(-1.702 * g)) * (u + 1.0), 1e-5) << i;
+  }
+  EXPECT_NEAR(out[6], 7.0 / (1.0 + std::exp(-1.702 * 7.0)) * 3.0, 1e-5);  // gate 100 acts as 7
 }
 
 TEST(Rope, PositionZeroIsIdentity) {
