@@ -31,6 +31,7 @@ const ArchRow kArchs[] = {
       .post_norms = true,
       .embed_scale = true,
       .swa_pattern = 6,
+      .swa_own_rope = true,
       .rope_style = RopeStyle::Halves,
       .writes_key_length = true}},
     {"qwen3moe", {.qk_norm = true, .moe = true, .rope_style = RopeStyle::Halves, .writes_key_length = true}},
@@ -39,7 +40,8 @@ const ArchRow kArchs[] = {
       .rope_style = RopeStyle::Halves,
       .writes_key_length = true,
       .delta_net = true,
-      .gated_q = true}},
+      .gated_q = true,
+      .ffn_norm_named_post_attention = true}},
     {"qwen35moe",
      {.qk_norm = true,
       .moe = true,
@@ -47,7 +49,19 @@ const ArchRow kArchs[] = {
       .writes_key_length = true,
       .delta_net = true,
       .gated_q = true,
-      .shared_expert = true}},
+      .shared_expert = true,
+      .ffn_norm_named_post_attention = true}},
+    {"gpt-oss",
+     {.ffn = ArchFeatures::Ffn::SwigluClamped,
+      .qkv_bias = true,
+      .attn_output_bias = true,
+      .swa_pattern = 2,
+      .attn_sinks = true,
+      .moe = true,
+      .expert_bias = true,
+      .rope_style = RopeStyle::Halves,
+      .writes_key_length = true,
+      .ffn_norm_named_post_attention = true}},
 };
 
 }  // namespace
@@ -94,6 +108,8 @@ void ModelConfig::validate() const {
   if (!(rms_eps > 0)) fail("the norms' epsilon must be > 0");
   if (!(rope_attn_factor > 0)) fail("rope.scaling.attn_factor must be > 0");
   if (!(rope_freq_scale > 0)) fail("rope.scaling.factor must be > 0");
+  if (rope_yarn && !(rope_yarn->factor > 0 && rope_yarn->original_context > 0))
+    fail("yarn's rope.scaling.factor and original context must be > 0");
   if (features.swa_pattern > 0 && sliding_window == 0) fail("attention.sliding_window must be > 0");
   if (!supports_kv_type())
     fail("a q8_0 KV cache needs a head dimension that is a multiple of 32; this model's is " +

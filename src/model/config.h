@@ -24,17 +24,30 @@ struct Llama3RopeScaling {
   uint32_t original_context = 8192;
 };
 
+// YaRN scaling (rope.scaling.type "yarn"; gpt-oss): kernels::Yarn's settings. beta_fast and
+// beta_slow are llama.cpp's defaults, which it uses whatever the file says.
+struct YarnRopeScaling {
+  float factor = 1.0f;                // "rope.scaling.factor"
+  uint32_t original_context = 0;      // "rope.scaling.original_context_length" (else context_length)
+  float beta_fast = 32.0f, beta_slow = 1.0f;
+};
+
 // What a family changes in the one layer loop. A new family adds a row to the table in
 // config.cpp (and binds its tensors), not a branch in the forward pass.
 struct ArchFeatures {
   enum class Norm { Rms, Layer };       // RMSNorm with a weight; LayerNorm with a weight and a bias (gpt2)
-  // down(silu(gate) * up); down(gelu(up + b)) + b (gpt2); down(gelu(gate) * up) (gemma3)
-  enum class Ffn { SiluGated, Gelu, GeluGated };
+  // down(silu(gate) * up); down(gelu(up + b)) + b (gpt2); down(gelu(gate) * up) (gemma3);
+  // down(swiglu_clamped(gate, up)) (gpt-oss's experts: kernels::swiglu_clamped, alpha 1.702, limit 7)
+  enum class Ffn { SiluGated, Gelu, GeluGated, SwigluClamped };
+  // SwigluClamped's constants (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE, gpt-oss's model card).
+  static constexpr float kSwigluAlpha = 1.702f, kSwigluLimit = 7.0f;
   Norm norm = Norm::Rms;
   Ffn ffn = Ffn::SiluGated;
   bool qkv_bias = false;  // biases added to q, k and v after their projections (qwen2, gpt2)
   // Biases added after the attention output and the feed-forward projections (gpt2).
   bool projection_bias = false;
+  // A bias after the attention output alone (gpt-oss; projection_bias has it too).
+  bool attn_output_bias = false;
   // Positions as learned embeddings added to the token's (position_embd), and no RoPE (gpt2).
   bool position_embd = false;
   bool qk_norm = false;   // an RMSNorm over every head of q and k before RoPE (qwen3)
@@ -47,12 +60,21 @@ struct ArchFeatures {
   bool post_norms = false;
   bool embed_scale = false;
   // Sliding-window layers: layer l attends to the last sliding_window positions only unless
-  // l % swa_pattern == swa_pattern - 1 (a global layer); local layers take RoPE base
-  // rope_base_swa without scaling (gemma3: 5 local, 1 global). 0 = every layer global.
+  // l % swa_pattern == swa_pattern - 1 (a global layer) (gemma3: 5 local, 1 global; gpt-oss:
+  // even layers local). 0 = every layer global.
   int swa_pattern = 0;
+  // The local layers rotate by RoPE base rope_base_swa without scaling (gemma3); without it they
+  // rotate as the global ones (gpt-oss).
+  bool swa_own_rope = false;
+  // A per-head learned logit in each attention softmax's denominator (attn_sinks; gpt-oss).
+  bool attn_sinks = false;
   // A mixture of experts in place of the feed-forward (qwen3moe): a router picks n_expert_used of
   // n_expert experts per row (model/moe.cpp).
   bool moe = false;
+  // Biases on the router's logits and on every expert's gate, up and down (gpt-oss). The
+  // experts' weights are then softmax over the chosen experts' logits (what llama.cpp computes
+  // for gpt-oss: the same numbers as renormalising the chosen of a softmax over all).
+  bool expert_bias = false;
   // llama.cpp rotates adjacent pairs for llama, first and second halves (NEOX) for qwen
   // (position_embd models are not rotated).
   kernels::RopeStyle rope_style = kernels::RopeStyle::Adjacent;
@@ -70,6 +92,8 @@ struct ArchFeatures {
   // A shared expert beside the routed ones, its output scaled by sigmoid(ffn_gate_inp_shexp · y)
   // (qwen35moe).
   bool shared_expert = false;
+  // The feed-forward block's pre-norm is named post_attention_norm (qwen35, qwen35moe, gpt-oss).
+  bool ffn_norm_named_post_attention = false;
   // Whether these are an architecture's: false for a name arch_features does not know, and for
   // a config made before its arch was set (ModelConfig::validate() rejects both).
   bool known = false;
@@ -77,7 +101,8 @@ struct ArchFeatures {
   bool operator==(const ArchFeatures&) const = default;
 };
 
-// The features of `arch` ("llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe"): the
+// The features of `arch` ("llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe", "qwen35",
+// "qwen35moe", "gpt-oss"): the
 // one place an architecture's name decides anything. For any other name, features with known false.
 ArchFeatures arch_features(std::string_view arch);
 
@@ -88,7 +113,7 @@ using kernels::parse_kv_type;
 using kernels::parse_optional_kv_type;
 
 struct ModelConfig {
-  std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe", "qwen35", "qwen35moe"
+  std::string arch;  // "llama", "qwen2", "qwen3", "phi3", "gpt2", "gemma3", "qwen3moe", "qwen35", "qwen35moe", "gpt-oss"
   // arch's features, filled once when the config is made (ModelConfig{.arch = "qwen3", ...}):
   // every reader tests these flags, none compares the name. Setting arch on a config already
   // made leaves them stale, which validate() rejects.
@@ -105,6 +130,7 @@ struct ModelConfig {
   float rms_eps = 1e-6f;  // the norms' epsilon (LayerNorm's too: "attention.layer_norm_epsilon")
   bool tied_output = true;  // output projection shares token_embd
   std::optional<Llama3RopeScaling> rope_scaling = std::nullopt;
+  std::optional<YarnRopeScaling> rope_yarn = std::nullopt;  // every layer's, local ones too (no swa_own_rope)
   uint32_t n_rot = 0;  // rotary dimensions per head ("rope.dimension_count"); 0 = all of head_dim
   // RoPE's cos and sin are multiplied by this ("rope.scaling.attn_factor"; Phi-3's LongRoPE).
   float rope_attn_factor = 1.0f;

@@ -1,5 +1,5 @@
 // ModelConfig from GGUF metadata: the keys llama.cpp's converter writes for llama, qwen2,
-// qwen3, phi3, gpt2, gemma3, qwen3moe, qwen35 and qwen35moe, and nothing model-specific beyond them.
+// qwen3, phi3, gpt2, gemma3, qwen3moe, qwen35, qwen35moe and gpt-oss, and nothing model-specific beyond them.
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +49,10 @@ ModelConfig from_gguf(const gguf::File& file) {
     const std::string& type = m.get_string(a + "rope.scaling.type");
     if (type == "linear")
       c.rope_freq_scale = 1.0f / m.get_f32(a + "rope.scaling.factor");
+    else if (type == "yarn")
+      c.rope_yarn = YarnRopeScaling{.factor = m.get_f32(a + "rope.scaling.factor"),
+                                    .original_context = c.rope_original_context ? c.rope_original_context
+                                                                                 : c.n_ctx_train};
     else if (type != "none")
       throw std::invalid_argument("rope scaling '" + type + "' is not supported");
   }

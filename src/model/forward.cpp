@@ -68,14 +68,15 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
 }
 
 // x = table[token] per row (the token embedding; times √n_embd where the family scales it), and each row's RoPE
-// angles at its position (for sliding-window layers too, where their base differs); or, with
+// angles at its position (YaRN's where the model has it; for sliding-window layers too, where their base
+// differs); or, with
 // learned positions, x += position_embd[pos].
 void Model::embed(const Batch& batch, const kernels::Matrix& table) {
   const auto timed = clock_.time(Op::kEmbed);
   const ModelConfig& c = config_;
   const kernels::Matrix& e = table;
   const int n_rot = static_cast<int>(c.rope_dims());
-  const bool local = c.features.swa_pattern > 0, embed_scale = c.features.embed_scale;
+  const bool local = c.features.swa_own_rope, embed_scale = c.features.embed_scale;
   const bool position_embd = c.features.position_embd;
   for (size_t r = 0; r < batch.size(); ++r) {
     const int64_t pos = batch.rows[r].pos;
@@ -87,7 +88,10 @@ void Model::embed(const Batch& batch, const kernels::Matrix& table) {
       continue;
     }
     float *cos = ws_.rope_cos.row(r), *sin = ws_.rope_sin.row(r);
-    kernels::rope_angles(pos, n_rot, c.rope_base, rope_freqs_, cos, sin, c.rope_freq_scale);
+    if (yarn_)
+      kernels::rope_angles_yarn(pos, n_rot, c.rope_base, *yarn_, cos, sin);
+    else
+      kernels::rope_angles(pos, n_rot, c.rope_base, rope_freqs_, cos, sin, c.rope_freq_scale);
     // LongRoPE scales the rotated dimensions of q and k too (a factor of 1 elsewhere: exact).
     for (int i = 0; i < n_rot / 2; ++i) {
       cos[i] *= c.rope_attn_factor;
@@ -168,6 +172,9 @@ void Model::ffn_block(int layer, int64_t rows) {
           return kernels::silu_mul(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), n);
         case ArchFeatures::Ffn::GeluGated:
           return kernels::gelu_mul(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), n);
+        case ArchFeatures::Ffn::SwigluClamped:
+          return kernels::swiglu_clamped(ws_.gate.row(r0), ws_.up.row(r0), ws_.gate.row(r0), n,
+                                         ArchFeatures::kSwigluAlpha, ArchFeatures::kSwigluLimit);
         case ArchFeatures::Ffn::Gelu:
           if (w.b_up)
             for (int64_t r = r0; r < r1; ++r) kernels::add(ws_.gate.row(r), w.b_up, ws_.gate.width());
@@ -213,7 +220,7 @@ void Model::position_and_store(const LayerWeights& w, int layer, const Batch& ba
   // The layer's choices, made once here rather than for every row.
   const bool qkv_bias = c.features.qkv_bias, qk_norm = c.features.qk_norm, rotate = !c.features.position_embd;
   const kernels::RopeStyle style = c.features.rope_style;
-  const bool local = c.is_local(static_cast<uint32_t>(layer));
+  const bool local = c.features.swa_own_rope && c.is_local(static_cast<uint32_t>(layer));
   const RowBuffer& cos_rows = local ? ws_.rope_cos_swa : ws_.rope_cos;
   const RowBuffer& sin_rows = local ? ws_.rope_sin_swa : ws_.rope_sin;
   for_each_row(pool_, static_cast<int64_t>(batch.size()), [&](int64_t r) {
@@ -238,7 +245,8 @@ void Model::position_and_store(const LayerWeights& w, int layer, const Batch& ba
 }
 
 // attn = softmax(q · kᵀ / √head_dim) · v for each query head over its sequence's positions up
-// to its own (causal), in groups of query heads that share a KV head (GQA). A sequence's rows at
+// to its own (causal; the last sliding_window of them on local layers; with a sink logit per head
+// in the denominator where the family has attention sinks), in groups of query heads that share a KV head (GQA). A sequence's rows at
 // consecutive positions (a prompt's chunk, a verify step's rows) go a few at a time, sharing a
 // pass over the cache (kernels::attention_rows_per_pass).
 void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
@@ -250,6 +258,7 @@ void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int64_t window = c.is_local(static_cast<uint32_t>(layer)) ? c.sliding_window : 0;
   const int64_t group = ws_.group;
+  const float* sinks = weights_.layers[layer].attn_sinks;  // [n_head]: a KV head's group's at g * group
   const int64_t scores_per_thread = ws_.pass_heads() * cache.n_ctx();
   const int64_t head_floats = group * c.head_dim;              // one row's heads of a KV head
   const int64_t pass_floats = ws_.pass_heads() * c.head_dim;  // a pass's q (or out)
@@ -275,7 +284,7 @@ void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
       const BatchRow& row = batch.rows[static_cast<size_t>(r0)];
       kernels::attention_heads(q, static_cast<int>(n), static_cast<int>(group), cache.view(row.seq, layer),
                                static_cast<int>(g), static_cast<int>(c.head_dim), row.pos + 1, scale, scores, out,
-                               window);
+                               window, sinks ? sinks + g * group : nullptr);
       for (int64_t i = 0; i < n; ++i)
         std::memcpy(ws_.attn.head(r0 + i, g * group), out + i * head_floats, head_floats * sizeof(float));
     }

@@ -38,7 +38,7 @@ ModelConfig with_options(ModelConfig c, const ModelOptions& options) {
 int64_t dense_ff(const ModelConfig& c) { return c.features.moe ? 0 : c.n_ff; }
 
 // The sliding-window layers' RoPE angles: none for a model without them.
-int64_t swa_rope_width(const ModelConfig& c) { return c.features.swa_pattern > 0 ? c.rope_dims() / 2 : 0; }
+int64_t swa_rope_width(const ModelConfig& c) { return c.features.swa_own_rope ? c.rope_dims() / 2 : 0; }
 
 }  // namespace
 
@@ -52,6 +52,9 @@ Model::Model(const std::string& path, ModelOptions options)
       ws_(config_) {
   if (config_.features.moe) moe_.emplace(config_);
   if (config_.n_recurrent_layers() > 0) delta_.emplace(config_);
+  if (const auto& y = config_.rope_yarn)
+    yarn_ = kernels::yarn_for(static_cast<int>(config_.rope_dims()), config_.rope_base, y->factor, y->original_context,
+                              y->beta_fast, y->beta_slow);
   interleave_weights();
   set_context(config_.n_ctx_train);
 }

@@ -137,6 +137,7 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   const float* rope_freqs_ = nullptr;  // the RoPE frequency divisors in use (set_context)
+  std::optional<kernels::Yarn> yarn_;  // YaRN's ramp and magnitude (config_.rope_yarn), made once
   std::unique_ptr<kernels::ThreadPool> own_pool_;  // none when options.pool is given
   kernels::ThreadPool& pool_;
   kernels::MatmulScratch scratch_;

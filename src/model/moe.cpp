@@ -1,7 +1,9 @@
-// The mixture-of-experts feed-forward (qwen3moe), as llama.cpp computes it: for each row
-// y = ffn_norm(x), router logits W_router · y, p = softmax over all experts, the n_expert_used
-// largest p renormalised to sum 1, and
+// The mixture-of-experts feed-forward (qwen3moe, gpt-oss), as llama.cpp computes it: for each row
+// y = ffn_norm(x), router logits W_router · y (+ b_router), p = softmax over all experts, the
+// n_expert_used largest p renormalised to sum 1 (the same weights as gpt-oss's softmax over the
+// chosen logits), and
 //   x += Σ_slots w_slot · down_e(silu(gate_e · y) * (up_e · y)),   e = the slot's expert,
+// (gpt-oss: down_e(swiglu_clamped(gate_e · y + b, up_e · y + b)) + b, each expert's biases)
 // the slots summed in order of falling p. Rows are grouped by expert, so that a step reads each
 // chosen expert's weights once for all the rows that chose it (what makes batching a mixture of
 // experts pay); a row's result does not depend on the rows beside it.
@@ -14,7 +16,6 @@
 #include "model/moe.h"
 
 namespace nanoserve::model {
-
 MoeWorkspace::MoeWorkspace(const ModelConfig& c)
     : slots(c.n_expert_used), router(c.n_expert), expert_in(c.n_embd), expert_out(c.n_embd),
       expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert), expert_acts(c.n_expert), hidden_acts(c.n_expert),
@@ -60,6 +61,8 @@ void Model::moe_ffn(int layer, int64_t rows) {
     const auto timed = clock_.time(Op::kRouter, static_cast<double>(w.router.bytes()));
     acts_.set(ws_.xn.data(), rows, ws_.xn.width(), ws_.xn.width());
     kernels::matmul(w.router, acts_, moe.router.data(), moe.router.width(), pool_, scratch_);
+    if (w.router_b)
+      for (int64_t r = 0; r < rows; ++r) kernels::add(moe.router.row(r), w.router_b, c.n_expert);
     choose_experts(rows);
   }
   if (c.features.shared_expert) shared_expert(w, rows);
@@ -111,7 +114,18 @@ void Model::moe_ffn(int layer, int64_t rows) {
   }
   {
     const auto timed = clock_.time(Op::kSiluMul);
-    kernels::silu_mul(moe.expert_gate.data(), moe.expert_up.data(), moe.expert_gate.data(), rows * k * ff);
+    if (w.expert_gate_b)  // each expert's own biases on its rows
+      for_each_chosen([&](size_t, uint32_t e, int64_t first, int64_t m) {
+        for (int64_t p = first; p < first + m; ++p) {
+          kernels::add(moe.expert_gate.row(p), w.expert_gate_b + e * ff, ff);
+          kernels::add(moe.expert_up.row(p), w.expert_up_b + e * ff, ff);
+        }
+      });
+    if (c.features.ffn == ArchFeatures::Ffn::SwigluClamped)
+      kernels::swiglu_clamped(moe.expert_gate.data(), moe.expert_up.data(), moe.expert_gate.data(), rows * k * ff,
+                              ArchFeatures::kSwigluAlpha, ArchFeatures::kSwigluLimit);
+    else
+      kernels::silu_mul(moe.expert_gate.data(), moe.expert_up.data(), moe.expert_gate.data(), rows * k * ff);
   }
   jobs.clear();
   bytes = 0.0;
@@ -121,8 +135,14 @@ void Model::moe_ffn(int layer, int64_t rows) {
     jobs.push_back({&w.expert_down[e], &hidden, moe.expert_out.row(first), moe.expert_out.width()});
     bytes += static_cast<double>(w.expert_down[e].bytes());
   });
-  const auto timed = clock_.time(Op::kDown, bytes);
-  kernels::matmul_jobs(jobs, pool_, scratch_);
+  {
+    const auto timed = clock_.time(Op::kDown, bytes);
+    kernels::matmul_jobs(jobs, pool_, scratch_);
+    if (w.expert_down_b)
+      for_each_chosen([&](size_t, uint32_t e, int64_t first, int64_t m) {
+        for (int64_t p = first; p < first + m; ++p) kernels::add(moe.expert_out.row(p), w.expert_down_b + e * n, n);
+      });
+  }
   // Each row's slots weighted and summed in order (llama.cpp's order; each product rounded
   // before it is added, as when the slots were summed from buffers of their own), through xn
   // (free once gathered), then into the residual.

@@ -46,8 +46,11 @@ class Binder {
   }
 
   // A 1-D F32 tensor of n values.
-  const float* vector(const std::string& name, uint64_t n) const {
-    const gguf::TensorInfo& t = find(name, {n});
+  const float* vector(const std::string& name, uint64_t n) const { return floats(name, {n}); }
+
+  // An F32 tensor of these dimensions.
+  const float* floats(const std::string& name, const std::vector<uint64_t>& dims) const {
+    const gguf::TensorInfo& t = find(name, dims);
     if (t.type != gguf::TensorType::F32)
       throw std::runtime_error("model tensor " + name + " has type " + std::string(gguf::type_name(t.type)) +
                                ", expected F32");
@@ -113,6 +116,7 @@ void bind_attention(const Binder& b, const std::string& p, const ModelConfig& c,
     l.k_norm = b.vector(p + "attn_k_norm.weight", c.head_dim);
   }
   l.wo = b.matrix(p + "attn_output.weight", c.q_dim(), c.n_embd);
+  if (f.attn_sinks) l.attn_sinks = b.vector(p + "attn_sinks.weight", c.n_head);
 }
 
 // A delta-net layer's tensors (ModelConfig::recurrent).
@@ -168,15 +172,15 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
       bind_delta_net(b, p, c, l);
     else
       bind_attention(b, p, c, l);
-    // The Qwen3.5 family names the feed-forward block's pre-norm post_attention_norm.
-    l.ffn_norm = b.vector(p + (f.delta_net ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd);
+    l.ffn_norm =
+        b.vector(p + (f.ffn_norm_named_post_attention ? "post_attention_norm.weight" : "ffn_norm.weight"), c.n_embd);
     if (layer_norm) l.ffn_norm_b = b.vector(p + "ffn_norm.bias", c.n_embd);
     if (f.post_norms) {
       l.post_attn_norm = b.vector(p + "post_attention_norm.weight", c.n_embd);
       l.post_ffn_norm = b.vector(p + "post_ffw_norm.weight", c.n_embd);
     }
+    if (f.projection_bias || f.attn_output_bias) l.bo = b.vector(p + "attn_output.bias", c.n_embd);
     if (f.projection_bias) {
-      l.bo = b.vector(p + "attn_output.bias", c.n_embd);
       l.b_up = b.vector(p + "ffn_up.bias", c.n_ff);
       l.b_down = b.vector(p + "ffn_down.bias", c.n_embd);
     }
@@ -185,6 +189,12 @@ ModelWeights bind_weights(const gguf::File& file, const ModelConfig& c) {
       l.expert_gate = b.stack(p + "ffn_gate_exps.weight", c.n_embd, c.n_ff_expert, c.n_expert);
       l.expert_up = b.stack(p + "ffn_up_exps.weight", c.n_embd, c.n_ff_expert, c.n_expert);
       l.expert_down = b.stack(p + "ffn_down_exps.weight", c.n_ff_expert, c.n_embd, c.n_expert);
+      if (f.expert_bias) {
+        l.router_b = b.vector(p + "ffn_gate_inp.bias", c.n_expert);
+        l.expert_gate_b = b.floats(p + "ffn_gate_exps.bias", {c.n_ff_expert, c.n_expert});
+        l.expert_up_b = b.floats(p + "ffn_up_exps.bias", {c.n_ff_expert, c.n_expert});
+        l.expert_down_b = b.floats(p + "ffn_down_exps.bias", {c.n_embd, c.n_expert});
+      }
       if (f.shared_expert) {
         l.shared_gate = b.matrix(p + "ffn_gate_shexp.weight", c.n_embd, c.n_ff_shared);
         l.shared_up = b.matrix(p + "ffn_up_shexp.weight", c.n_embd, c.n_ff_shared);

@@ -24,7 +24,8 @@ struct LayerWeights {
   const float* q_norm = nullptr;  // [head_dim]  qk_norm only: one norm shared by every head
   const float* k_norm = nullptr;  // [head_dim]  qk_norm only
   kernels::Matrix wo;             // [n_embd × q_dim]
-  const float* bo = nullptr;      // [n_embd]  projection_bias only (as b_up, b_down)
+  const float* bo = nullptr;      // [n_embd]  projection_bias (as b_up, b_down) or attn_output_bias
+  const float* attn_sinks = nullptr;  // [n_head]  attn_sinks only: each head's sink logit
   const float* ffn_norm;          // [n_embd]
   const float* ffn_norm_b = nullptr;
   kernels::Matrix w_gate, w_up;   // [n_ff × n_embd]    (fused_gate_up: views of ffn_up's rows)
@@ -36,6 +37,12 @@ struct LayerWeights {
   kernels::Matrix router;
   std::vector<kernels::Matrix> expert_gate, expert_up;  // [n_ff_expert × n_embd] each
   std::vector<kernels::Matrix> expert_down;             // [n_embd × n_ff_expert] each
+  // expert_bias only: the router's [n_expert]; expert e's gate and up biases at e × n_ff_expert,
+  // its down bias at e × n_embd.
+  const float* router_b = nullptr;
+  const float* expert_gate_b = nullptr;  // [n_expert × n_ff_expert]
+  const float* expert_up_b = nullptr;    // [n_expert × n_ff_expert]
+  const float* expert_down_b = nullptr;  // [n_expert × n_embd]
   const float* post_attn_norm = nullptr;  // [n_embd]  post_norms only: on wo's output
   const float* post_ffn_norm = nullptr;   // [n_embd]  post_norms only: on w_down's output
   // shared_expert: its gate, up and down, and the vector whose dot with y gates its output.

@@ -111,7 +111,7 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
     }
     if (f.projection_bias) floats(blk + "attn_output.bias", {c.n_embd}, Fill::Normal);
     if (f.post_norms) norm(blk + "post_attention_norm");
-    norm(blk + (f.delta_net ? "post_attention_norm" : "ffn_norm"));  // the Qwen3.5 family's name for it
+    norm(blk + (f.ffn_norm_named_post_attention ? "post_attention_norm" : "ffn_norm"));  // the Qwen3.5 family's name for it
     if (f.moe) {
       floats(blk + "ffn_gate_inp.weight", {c.n_embd, c.n_expert}, Fill::Normal);
       matrix(blk + "ffn_gate_exps.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff_expert, c.n_expert);

@@ -43,9 +43,16 @@ struct GoldenSequence {
   std::vector<float> margin;
 };
 
+// A golden's file: ../shared/golden/models/NAME, or the repository's tests/model/data/golden/ for
+// names under repo/.
+std::string golden_file(const std::string& name, const std::string& extension) {
+  if (name.starts_with("repo/"))
+    return nanoserve::test::source_path("tests/model/data/golden/" + name.substr(5) + extension);
+  return nanoserve::test::shared_path("golden/models/" + name + extension);
+}
+
 std::vector<GoldenSequence> tiny_golden(const std::string& name = "tiny-qwen3-Q8_0") {
-  const auto golden = nlohmann::json::parse(
-      nanoserve::test::read_file(nanoserve::test::shared_path("golden/models/" + name + ".json")));
+  const auto golden = nlohmann::json::parse(nanoserve::test::read_file(golden_file(name, ".json")));
   std::vector<GoldenSequence> out;
   for (const auto& seq : golden.at("sequences"))
     out.push_back({seq.at("input_ids").get<std::vector<int32_t>>(), seq.at("greedy_ids").get<std::vector<int32_t>>(),
@@ -96,7 +103,7 @@ class BatchedGolden : public testing::TestWithParam<BatchedModel> {};
 TEST_P(BatchedGolden, EveryRequestGetsItsAloneTokensInBatchesOf1And3And8) {
   const std::vector<GoldenSequence> golden = tiny_golden(GetParam().name);
   BatchOptions options = tiny_options();
-  options.model_path = nanoserve::test::shared_path("golden/models/" + GetParam().name + ".gguf");
+  options.model_path = golden_file(GetParam().name, ".gguf");
   BatchEngine engine(options);
   const std::vector<GenerationRequest> requests = mixed_requests(golden, 1000);
   ASSERT_EQ(requests.size(), 8u);
@@ -132,7 +139,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, BatchedGolden,
                                          BatchedModel{"archs/tiny-gpt2-F16", 10},
                                          BatchedModel{"archs/tiny-gemma3-F16", 17},
                                          BatchedModel{"archs/tiny-qwen3moe-F16", 15},
-                                         BatchedModel{"archs/tiny-qwen35moe-F16", 15}),
+                                         BatchedModel{"archs/tiny-qwen35moe-F16", 15},
+                                         BatchedModel{"repo/tiny-gptoss-F16", 13}),
                          [](const testing::TestParamInfo<BatchedModel>& info) {
                            std::string s = info.param.name;
                            std::replace_if(s.begin(), s.end(), [](char c) { return c == '-' || c == '/'; }, '_');

@@ -43,7 +43,7 @@ Tolerance tolerance_for(const GoldenModel& g) {
   // golden README measured llama.cpp against itself (FA off) at max rel 2.2e-3 (F16), 7.2e-2
   // (Q8_0) and 1.1e-1 (Q4_K_M), top-1 agreement 98.8%, 92.2% and 93.2%: top-1 is held only
   // where llama.cpp's margin is beyond such a flip.
-  if (name.find("moe-") != std::string::npos)
+  if (name.find("moe-") != std::string::npos || name.find("gptoss-") != std::string::npos)
     return name.ends_with("-F16") ? Tolerance{3e-3, 0.1, 1.0, 0.05} : Tolerance{1.5e-1, 0.3, 1.0, 0.05};
   if (g.model_name().ends_with("-F16")) return {3e-3, 0.1, 0.3};
   if (g.model_name().ends_with("-BF16")) return {1e-2, 0.1, 0.3};

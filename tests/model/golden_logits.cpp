@@ -33,6 +33,10 @@ std::vector<std::string> golden_logit_models() {
   names.push_back("repo/tiny-qwen35-Q4_K_M");
   // With a multi-token-prediction block after its own layers (block_count counts it): not run.
   names.push_back("repo/tiny-qwen35-mtp-F16");
+  // gpt-oss: sliding-window (even) and full (odd) layers with attention sinks, YaRN, biases, 4 of
+  // 8 experts with the clamped SwiGLU; F16, and the experts in MXFP4 (llama-quantize MXFP4_MOE).
+  names.push_back("repo/tiny-gptoss-F16");
+  names.push_back("repo/tiny-gptoss-MXFP4");
   return names;
 }
 
