@@ -135,14 +135,12 @@ void Model::moe_ffn(int layer, int64_t rows) {
     jobs.push_back({&w.expert_down[e], &hidden, moe.expert_out.row(first), moe.expert_out.width()});
     bytes += static_cast<double>(w.expert_down[e].bytes());
   });
-  {
-    const auto timed = clock_.time(Op::kDown, bytes);
-    kernels::matmul_jobs(jobs, pool_, scratch_);
-    if (w.expert_down_b)
-      for_each_chosen([&](size_t, uint32_t e, int64_t first, int64_t m) {
-        for (int64_t p = first; p < first + m; ++p) kernels::add(moe.expert_out.row(p), w.expert_down_b + e * n, n);
-      });
-  }
+  const auto timed = clock_.time(Op::kDown, bytes);
+  kernels::matmul_jobs(jobs, pool_, scratch_);
+  if (w.expert_down_b)
+    for_each_chosen([&](size_t, uint32_t e, int64_t first, int64_t m) {
+      for (int64_t p = first; p < first + m; ++p) kernels::add(moe.expert_out.row(p), w.expert_down_b + e * n, n);
+    });
   // Each row's slots weighted and summed in order (llama.cpp's order; each product rounded
   // before it is added, as when the slots were summed from buffers of their own), through xn
   // (free once gathered), then into the residual.

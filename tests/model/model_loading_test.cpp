@@ -129,6 +129,25 @@ TEST(ModelConfig, FromGgufMetadata) {
   const uint64_t attention = (256 * 256 + 2 * 256 * 128 + 256 * 256) * 2;
   const uint64_t layer = attention + 256 * 8 * 4 + 2 * expert + 2 * 256 * 4;  // router (F32), two experts, norms
   EXPECT_EQ(m.weight_bytes_per_token(), 4 * layer + 1024 * 256 * 2 + 256 * 2 + 256 * 4);
+
+  // gpt-oss: even layers sliding-window (llama.cpp's pattern of 2, the dense layer last), each
+  // rotating as the full ones do (YaRN on both); head size 64 beside n_embd 256; 4 of 8 experts.
+  const ModelConfig oss =
+      from_gguf(gguf::File::open(test::source_path("tests/model/data/golden/tiny-gptoss-F16.gguf")));
+  EXPECT_TRUE(oss.features.attn_sinks);
+  EXPECT_FALSE(oss.features.swa_own_rope);
+  EXPECT_EQ(oss.head_dim, 64u);
+  EXPECT_EQ(oss.q_dim(), 512u);
+  EXPECT_EQ(oss.sliding_window, 128u);
+  EXPECT_TRUE(oss.is_local(0));
+  EXPECT_FALSE(oss.is_local(1));
+  EXPECT_TRUE(oss.windowed(0));
+  ASSERT_TRUE(oss.rope_yarn.has_value());
+  EXPECT_FLOAT_EQ(oss.rope_yarn->factor, 32.0f);
+  EXPECT_EQ(oss.rope_yarn->original_context, 4096u);
+  EXPECT_FLOAT_EQ(oss.rope_freq_scale, 1.0f);  // YaRN's scale is its own, not linear scaling's
+  EXPECT_EQ(oss.n_expert_used, 4u);
+  EXPECT_FALSE(oss.tied_output);
 }
 
 // A config's features are filled from arch when it is made; one whose arch was set afterwards,
