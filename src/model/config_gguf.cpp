@@ -2,6 +2,7 @@
 // qwen3, phi3, gpt2, gemma3, qwen3moe, qwen35, qwen35moe and gpt-oss, and nothing model-specific beyond them.
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "gguf/file.h"
 #include "model/config.h"
@@ -49,10 +50,11 @@ ModelConfig from_gguf(const gguf::File& file) {
     const std::string& type = m.get_string(a + "rope.scaling.type");
     if (type == "linear")
       c.rope_freq_scale = 1.0f / m.get_f32(a + "rope.scaling.factor");
-    else if (type == "yarn")
+    else if (type == "yarn")  // its original context is YaRN's, not LongRoPE's
       c.rope_yarn = YarnRopeScaling{.factor = m.get_f32(a + "rope.scaling.factor"),
-                                    .original_context = c.rope_original_context ? c.rope_original_context
-                                                                                 : c.n_ctx_train};
+                                    .original_context = std::exchange(c.rope_original_context, 0u)
+                                                            ? m.get_u32(a + "rope.scaling.original_context_length")
+                                                            : c.n_ctx_train};
     else if (type != "none")
       throw std::invalid_argument("rope scaling '" + type + "' is not supported");
   }

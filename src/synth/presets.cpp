@@ -125,6 +125,24 @@ std::vector<std::pair<std::string, ModelConfig>> presets() {
                         .head_dim = 64, .n_vocab = 50257, .n_ctx_train = 1024, .rope_base = 10000.0f,
                         .rms_eps = 1e-5f, .tied_output = true, .rope_scaling = std::nullopt};
   add("gpt2-124m", gpt2_124m);
+
+  // gpt-oss-20b: 24 layers alternating a 128-position sliding window and full attention, 64
+  // heads of 64 over 8 KV heads, YaRN (factor 32 over 4096); 32 experts of 2880, 4 per token.
+  ModelConfig gpt_oss_20b{.arch = "gpt-oss", .n_layer = 24, .n_embd = 2880, .n_ff = 2880, .n_head = 64,
+                          .n_head_kv = 8, .head_dim = 64, .n_vocab = 201088, .n_ctx_train = 131072,
+                          .rope_base = 150000.0f, .rms_eps = 1e-5f, .tied_output = false,
+                          .rope_scaling = std::nullopt,
+                          .rope_yarn = model::YarnRopeScaling{.factor = 32.0f, .original_context = 4096}};
+  gpt_oss_20b.sliding_window = 128;
+  gpt_oss_20b.n_expert = 32;
+  gpt_oss_20b.n_expert_used = 4;
+  gpt_oss_20b.n_ff_expert = 2880;
+  add("gpt-oss-20b", gpt_oss_20b);
+
+  ModelConfig gpt_oss_120b = gpt_oss_20b;  // 36 layers, 128 experts
+  gpt_oss_120b.n_layer = 36;
+  gpt_oss_120b.n_expert = 128;
+  add("gpt-oss-120b", gpt_oss_120b);
   return out;
 }
 

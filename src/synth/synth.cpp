@@ -109,7 +109,8 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
     } else {
       plan_attention(blk, i);
     }
-    if (f.projection_bias) floats(blk + "attn_output.bias", {c.n_embd}, Fill::Normal);
+    if (f.projection_bias || f.attn_output_bias) floats(blk + "attn_output.bias", {c.n_embd}, Fill::Normal);
+    if (f.attn_sinks) floats(blk + "attn_sinks.weight", {c.n_head}, Fill::Normal);
     if (f.post_norms) norm(blk + "post_attention_norm");
     norm(blk + (f.ffn_norm_named_post_attention ? "post_attention_norm" : "ffn_norm"));  // the Qwen3.5 family's name for it
     if (f.moe) {
@@ -117,6 +118,12 @@ std::vector<PlannedTensor> plan_tensors(const ModelConfig& c, const WeightTypePl
       matrix(blk + "ffn_gate_exps.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff_expert, c.n_expert);
       matrix(blk + "ffn_up_exps.weight", TensorRole::FfnUp, i, c.n_embd, c.n_ff_expert, c.n_expert);
       matrix(blk + "ffn_down_exps.weight", TensorRole::FfnDown, i, c.n_ff_expert, c.n_embd, c.n_expert);
+      if (f.expert_bias) {
+        floats(blk + "ffn_gate_inp.bias", {c.n_expert}, Fill::Normal);
+        floats(blk + "ffn_gate_exps.bias", {c.n_ff_expert, c.n_expert}, Fill::Normal);
+        floats(blk + "ffn_up_exps.bias", {c.n_ff_expert, c.n_expert}, Fill::Normal);
+        floats(blk + "ffn_down_exps.bias", {c.n_embd, c.n_expert}, Fill::Normal);
+      }
       if (f.shared_expert) {
         floats(blk + "ffn_gate_inp_shexp.weight", {c.n_embd}, Fill::Normal);
         matrix(blk + "ffn_gate_shexp.weight", TensorRole::FfnGate, i, c.n_embd, c.n_ff_shared);
@@ -197,8 +204,15 @@ void set_model_metadata(gguf::Writer& w, const SynthOptions& o, const WeightType
     w.set(a + "rope.scaling.original_context_length", Value::u32(c.rope_original_context));
     w.set(a + "rope.scaling.attn_factor", Value::f32(c.rope_attn_factor));
   }
-  if (f.swa_pattern > 0) w.set(a + "rope.freq_base_swa", Value::f32(c.rope_base_swa));
+  if (f.swa_own_rope) w.set(a + "rope.freq_base_swa", Value::f32(c.rope_base_swa));
   if (c.sliding_window) w.set(a + "attention.sliding_window", Value::u32(c.sliding_window));
+  if (const auto& y = c.rope_yarn) {  // as llama.cpp's converter writes gpt-oss's rope_scaling
+    w.set(a + "rope.scaling.type", Value::string("yarn"));
+    w.set(a + "rope.scaling.factor", Value::f32(y->factor));
+    w.set(a + "rope.scaling.original_context_length", Value::u32(y->original_context));
+    w.set(a + "rope.scaling.yarn_beta_fast", Value::f32(y->beta_fast));
+    w.set(a + "rope.scaling.yarn_beta_slow", Value::f32(y->beta_slow));
+  }
   if (c.rope_freq_scale != 1.0f) {
     w.set(a + "rope.scaling.type", Value::string("linear"));
     w.set(a + "rope.scaling.factor", Value::f32(1.0f / c.rope_freq_scale));

@@ -2,6 +2,7 @@
 // and per-tensor types as the golden files converted and quantized by llama.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -51,7 +52,8 @@ std::set<std::string> keys_of(const gguf::File& f) {
 
 struct GoldenPair {
   const char* arch;
-  const char* type;
+  const char* type;              // the golden file's
+  const char* mix = nullptr;     // synth's file type where it differs (the goldens' MXFP4 is MXFP4_MOE)
 };
 
 void PrintTo(const GoldenPair& p, std::ostream* os) { *os << p.arch << " " << p.type; }
@@ -60,11 +62,15 @@ class SynthLayout : public ::testing::TestWithParam<GoldenPair> {};
 
 // Synthesized from the golden file's own config (model::from_gguf), every architecture's file.
 TEST_P(SynthLayout, MatchesLlamaCppFile) {
-  const auto [arch, type] = GetParam();
+  const auto [arch, type, mix] = GetParam();
   const std::set<std::string> in_archs = {"phi3", "gpt2", "gemma3", "qwen3moe"};  // the README's archs/ folder
   const std::string dir = in_archs.count(arch) ? "golden/models/archs/tiny-" : "golden/models/tiny-";
-  gguf::File golden = gguf::File::open(test::shared_path(dir + arch + "-" + type + ".gguf"));
-  gguf::File ours = gguf::File::open(synth_to_temp(model::from_gguf(golden), type));
+  // gpt-oss's goldens are the repository's own (tests/model/data/golden/README.md).
+  const std::string path = arch == std::string("gpt-oss")
+                               ? test::source_path(std::string("tests/model/data/golden/tiny-gptoss-") + type + ".gguf")
+                               : test::shared_path(dir + arch + "-" + type + ".gguf");
+  gguf::File golden = gguf::File::open(path);
+  gguf::File ours = gguf::File::open(synth_to_temp(model::from_gguf(golden), mix ? mix : type));
 
   for (const auto& key : keys_of(golden)) EXPECT_TRUE(ours.metadata().contains(key)) << "missing key " << key;
   for (const auto& key : keys_of(ours)) EXPECT_TRUE(golden.metadata().contains(key)) << "extra key " << key;
@@ -87,8 +93,13 @@ INSTANTIATE_TEST_SUITE_P(Golden, SynthLayout,
                                            GoldenPair{"llama", "F16"}, GoldenPair{"phi3", "Q4_K_M"},
                                            GoldenPair{"phi3", "F16"}, GoldenPair{"gpt2", "Q4_K_M"},
                                            GoldenPair{"gpt2", "Q8_0"}, GoldenPair{"gemma3", "Q4_K_M"},
-                                           GoldenPair{"qwen3moe", "Q4_K_M"}, GoldenPair{"qwen3moe", "F16"}),
-                         [](const auto& info) { return std::string(info.param.arch) + "_" + info.param.type; });
+                                           GoldenPair{"qwen3moe", "Q4_K_M"}, GoldenPair{"qwen3moe", "F16"},
+                                           GoldenPair{"gpt-oss", "F16"}, GoldenPair{"gpt-oss", "MXFP4", "MXFP4_MOE"}),
+                         [](const auto& info) {
+                           std::string s = std::string(info.param.arch) + "_" + info.param.type;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
 
 TEST(Synth, WeightsHaveTheStatedDistribution) {
   gguf::File f = gguf::File::open(synth_to_temp(shape_a("qwen3"), "F32"));
@@ -131,7 +142,8 @@ TEST(Synth, Llama3RopeScalingWritesRopeFreqs) {
 // The new architectures' presets, shrunk to two layers (a hybrid: one of each kind) and a small vocabulary (every other
 // dimension the released model's): they load and run, with finite logits.
 TEST(Synth, PresetsOfEveryArchitectureLoadAndRun) {
-  for (const char* name : {"qwen3-30b-a3b", "gemma-3-1b", "gemma-3-4b", "phi-4-mini", "gpt2-124m", "qwen3.5-0.8b", "qwen3.6-35b-a3b"}) {
+  for (const char* name : {"qwen3-30b-a3b", "gemma-3-1b", "gemma-3-4b", "phi-4-mini", "gpt2-124m", "qwen3.5-0.8b",
+                           "qwen3.6-35b-a3b", "gpt-oss-20b"}) {
     ModelConfig c = preset(name);
     // Small where the architecture does not care: 2 layers, a 1024-token vocabulary, narrow
     // feed-forward layers and 12 experts (8 of them per row); the attention keeps the preset's shape.
