@@ -17,7 +17,7 @@ void silu_mul_reference(const float* gate, const float* up, float* out, int64_t 
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit) {
+void swiglu_clamped_reference(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = std::min(gate[i], limit);  // the gate is clamped from above only
     const float u = std::clamp(up[i], -limit, limit);

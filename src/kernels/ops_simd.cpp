@@ -1,4 +1,4 @@
-// silu_mul with Highway: the exponential of a whole vector at once (Highway's Exp, within a
+// silu_mul (and gpt-oss's clamped SwiGLU) with Highway: the exponential of a whole vector at once (Highway's Exp, within a
 // few ulp of std::exp), the division as a vector division.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/ops_simd.cpp"
@@ -32,6 +32,24 @@ void SiluMul(const float* gate, const float* up, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// gpt-oss's clamped SwiGLU (ops.h), the sigmoid's exponential as SiluMul's.
+void SwigluClamped(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit) {
+  const hn::ScalableTag<float> df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const auto one = hn::Set(df, 1.0f), lim = hn::Set(df, limit), minus_lim = hn::Set(df, -limit);
+  const auto minus_alpha = hn::Set(df, -alpha), exp_max = hn::Set(df, 88.0f);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto g = hn::Min(hn::LoadU(df, gate + i), lim);
+    const auto u = hn::Clamp(hn::LoadU(df, up + i), minus_lim, lim);
+    const auto t = hn::Mul(minus_alpha, g);
+    const auto in_range = hn::Lt(t, exp_max);  // beyond it the sigmoid is 0 to float precision
+    const auto glu = hn::IfThenElseZero(in_range, hn::Div(g, hn::Add(one, hn::Exp(df, hn::Min(t, exp_max)))));
+    hn::StoreU(hn::Mul(glu, hn::Add(u, one)), df, out + i);
+  }
+  swiglu_clamped_reference(gate + i, up + i, out + i, n - i, alpha, limit);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace nanoserve::kernels
 HWY_AFTER_NAMESPACE();
@@ -40,6 +58,11 @@ HWY_AFTER_NAMESPACE();
 namespace nanoserve::kernels {
 
 HWY_EXPORT(SiluMul);
+HWY_EXPORT(SwigluClamped);
+
+void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit) {
+  HWY_DYNAMIC_DISPATCH(SwigluClamped)(gate, up, out, n, alpha, limit);
+}
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   HWY_DYNAMIC_DISPATCH(SiluMul)(gate, up, out, n);
