@@ -325,7 +325,8 @@ void run_spec(SuiteEnv& env, RowWriter& rows) {
   const BenchModel& hybrid = o.spec_mtp_model.empty() ? env.synth_model(parse_model_spec(kMtpModel))
                                                       : env.file_model(o.spec_mtp_model);
   const RowContext hybrid_rc = env.row_context("spec", "batch", "served", &hybrid);
-  run_planned_part(env, rows, hybrid_rc, {{"case", "mtp"}}, "spec, a hybrid's MTP block", mtp_units(o) - mtp_synth_units(o),
+  run_planned_part(env, rows, hybrid_rc, {{"case", "mtp"}}, "spec, a hybrid's MTP block",
+                   mtp_units(o) - mtp_synth_units(o),
                    [&] { random_weights(env, rows, hybrid_rc, hybrid, "mtp"); });
 }
 

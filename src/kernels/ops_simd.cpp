@@ -1,5 +1,5 @@
-// silu_mul (and gpt-oss's clamped SwiGLU) with Highway: the exponential of a whole vector at once (Highway's Exp, within a
-// few ulp of std::exp), the division as a vector division.
+// silu_mul (and gpt-oss's clamped SwiGLU) with Highway: the exponential of a whole vector at once
+// (Highway's Exp, within a few ulp of std::exp), the division as a vector division.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/ops_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

@@ -67,10 +67,9 @@ void Model::forward(const Batch& batch, KvCache& cache, Logits& logits) {
   output_logits(live, weights_.output, logits);
 }
 
-// x = table[token] per row (the token embedding; times √n_embd where the family scales it), and each row's RoPE
-// angles at its position (YaRN's where the model has it; for sliding-window layers too, where their base
-// differs); or, with
-// learned positions, x += position_embd[pos].
+// x = table[token] per row (the token embedding; times √n_embd where the family scales it), and
+// each row's RoPE angles at its position (YaRN's where the model has it; for sliding-window layers
+// too, where their base differs); or, with learned positions, x += position_embd[pos].
 void Model::embed(const Batch& batch, const kernels::Matrix& table) {
   const auto timed = clock_.time(Op::kEmbed);
   const ModelConfig& c = config_;
@@ -246,9 +245,9 @@ void Model::position_and_store(const LayerWeights& w, int layer, const Batch& ba
 
 // attn = softmax(q · kᵀ / √head_dim) · v for each query head over its sequence's positions up
 // to its own (causal; the last sliding_window of them on local layers; with a sink logit per head
-// in the denominator where the family has attention sinks), in groups of query heads that share a KV head (GQA). A sequence's rows at
-// consecutive positions (a prompt's chunk, a verify step's rows) go a few at a time, sharing a
-// pass over the cache (kernels::attention_rows_per_pass).
+// in the denominator where the family has attention sinks), in groups of query heads that share a
+// KV head (GQA). A sequence's rows at consecutive positions (a prompt's chunk, a verify step's
+// rows) go a few at a time, sharing a pass over the cache (kernels::attention_rows_per_pass).
 void Model::attend(int layer, const Batch& batch, const KvCache& cache) {
   const ModelConfig& c = config_;
   double positions = 0.0;  // each row reads the keys and values of its positions up to its own

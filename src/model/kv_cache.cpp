@@ -42,9 +42,8 @@ KvCache::KvCache(const ModelConfig& c, int64_t capacity, int n_seq, int64_t bloc
       kept_(static_cast<size_t>(n_blocks_), 0),
       idle_at_(static_cast<size_t>(n_blocks_)),
       layer_at_(layer_places(c, kind_)),
-      tiles_(static_cast<int>(c.n_cache_layers() - c.n_windowed_layers() - c.n_recurrent_layers()), n_head_kv_, head_dim_,
-             block_size_, n_blocks_,
-             c.kv_type) {
+      tiles_(static_cast<int>(c.n_cache_layers() - c.n_windowed_layers() - c.n_recurrent_layers()), n_head_kv_,
+             head_dim_, block_size_, n_blocks_, c.kv_type) {
   sequences_.resize(n_seq);
   free_.reserve(n_blocks_);
   // Taken from the back: block 0 first, so a lone sequence fills the pool in address order.
@@ -124,7 +123,8 @@ void KvCache::truncate(int seq, int64_t n) {
 
 bool KvCache::can_truncate(int seq, int64_t n) const {
   const Sequence& s = sequence(seq);
-  return state_can_go_back(seq, n) && n <= s.length && !cuts_kept_block(s, n) && (!window_ || window_->can_truncate(seq, n));
+  return state_can_go_back(seq, n) && n <= s.length && !cuts_kept_block(s, n) &&
+         (!window_ || window_->can_truncate(seq, n));
 }
 
 bool KvCache::state_can_go_back(int seq, int64_t n) const {

@@ -26,8 +26,9 @@
 // the other layers. Such a cache shares no prefixes (shares_prefixes() is false): a prefix's
 // window is gone once its sequence has moved past it. A model's delta-net layers
 // (ModelConfig::recurrent) keep no keys and values but a state per sequence (RecurrentStates): a
-// sequence can be truncated only to where its state's copy was taken, and one that attaches a prefix starts from a copy of the state
-// taken where the prefix ends (restore), which the prefix cache keeps.
+// sequence can be truncated only to where its state's copy was taken, and one that attaches a
+// prefix starts from a copy of the state taken where the prefix ends (restore), which the prefix
+// cache keeps.
 #pragma once
 
 #include <algorithm>
@@ -174,8 +175,8 @@ class KvCache {
     std::vector<int32_t> blocks;  // block table
   };
   const Sequence& sequence(int seq) const;
-  bool cuts_kept_block(const Sequence& s, int64_t n) const;
-  bool state_can_go_back(int seq, int64_t n) const;  // its recurrent state (if any) to n  // truncating s to n would write a kept block
+  bool cuts_kept_block(const Sequence& s, int64_t n) const;  // truncating s to n would write a kept block
+  bool state_can_go_back(int seq, int64_t n) const;          // its recurrent state (if any) to n
   int32_t take_block();  // a free block, else the least recently used idle one, with one reference
   void hold(int32_t block);     // one more reference (an idle block leaves the idle list)
   void let_go(int32_t block);   // one reference less

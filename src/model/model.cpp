@@ -23,8 +23,9 @@ int64_t widest_input(const ModelConfig& c) {
 // Wq's output with its gates, and the gates: none without gated_q.
 int64_t gated_q_width(const ModelConfig& c, int times) { return c.features.gated_q ? times * c.q_dim() : 0; }
 
-// The file's config with the MTP block if asked for and there, and the KV cache's type: the one asked for, else NANOSERVE_KV_TYPE's, else
-// f16 (the variable lets a whole test run use another cache type: ctest -L kv-q8).
+// The file's config with the MTP block if asked for and there, and the KV cache's type: the one
+// asked for, else NANOSERVE_KV_TYPE's, else f16 (the variable lets a whole test run use another
+// cache type: ctest -L kv-q8).
 ModelConfig with_options(ModelConfig c, const ModelOptions& options) {
   const char* env = std::getenv("NANOSERVE_KV_TYPE");
   c.kv_type = options.kv_type ? *options.kv_type : env && *env ? kernels::parse_kv_type(env) : kernels::KvType::F16;
@@ -141,7 +142,8 @@ Model::Workspace::Workspace(const ModelConfig& c)
     : x(c.n_embd), xn(c.n_embd), q(c.q_dim(), c.head_dim), q_and_gate(gated_q_width(c, 2)),
       q_gate(gated_q_width(c, 1)), k(c.kv_dim(), c.head_dim), v(c.kv_dim(), c.head_dim),
       attn(c.q_dim(), c.head_dim), gate(dense_ff(c)), up(dense_ff(c)), rope_cos(c.rope_dims() / 2),
-      rope_sin(c.rope_dims() / 2), mtp_in(mtp_width(c)), rope_cos_swa(swa_rope_width(c)), rope_sin_swa(swa_rope_width(c)),
+      rope_sin(c.rope_dims() / 2), mtp_in(mtp_width(c)), rope_cos_swa(swa_rope_width(c)),
+      rope_sin_swa(swa_rope_width(c)),
       group(c.n_head / c.n_head_kv), pass_rows(kernels::attention_rows_per_pass(static_cast<int>(group), c.kv_type)) {}
 
 void Model::reserve(int64_t rows, int64_t n_ctx) {

@@ -16,6 +16,7 @@
 #include "model/moe.h"
 
 namespace nanoserve::model {
+
 MoeWorkspace::MoeWorkspace(const ModelConfig& c)
     : slots(c.n_expert_used), router(c.n_expert), expert_in(c.n_embd), expert_out(c.n_embd),
       expert_gate(c.n_ff_expert), expert_up(c.n_ff_expert), expert_acts(c.n_expert), hidden_acts(c.n_expert),
