@@ -3,9 +3,10 @@
 // AVX-512 VNNI): the entry points matmul_simd.cpp calls, and which kernel serves which case.
 //   quant_dot_common-inl.h       vector types, the byte dot product, fp16, level unpacking
 //   quant_dot_block32-inl.h      tiles of Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4 rows as the file stores them
-//   quant_dot_kquant-inl.h       tiles of Q4_K, Q6_K rows as the file stores them
+//   quant_dot_kquant-inl.h       tiles of Q4_K, Q6_K, IQ4_XS rows as the file stores them
 //   quant_dot_lanes-inl.h        the lanes of rows interleaved by 8 (tensor/interleave.h)
-//   quant_dot_interleaved-inl.h  interleaved Q8_0, Q4_0, Q5_0, Q4_K, Q6_K rows
+//   quant_dot_interleaved-inl.h  interleaved rows of those types (AVX-512 VNNI)
+//   quant_dot_pairs-inl.h        interleaved rows of those types (AVX2, AVX-512)
 //
 // A tile of weight rows × activation rows is computed together, so each weight block is
 // unpacked once per tile and each activation block loaded once per tile, the accumulators in
@@ -50,8 +51,11 @@ constexpr int kInterleavedTileRows = HWY_TARGET == HWY_AVX2 ? 4 : 10;
 // The tile of the kernels that work in passes of 4 rows (the K-quants, and every type on AVX2).
 constexpr int kTileRowsInPasses = HWY_TARGET == HWY_AVX2 ? 4 : 8;
 
-// The K-quants among the fused types: their kernels keep integer sums per super-block as well.
-inline bool IsFusedKQuant(TensorType type) { return type == TensorType::Q4_K || type == TensorType::Q6_K; }
+// The K-quants among the fused types (and IQ4_XS, computed as one): their kernels keep integer
+// sums per super-block as well.
+inline bool IsFusedKQuant(TensorType type) {
+  return type == TensorType::Q4_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS;
+}
 
 // The activation rows of the InterleavedDot call that starts `done` rows into a chunk of
 // `rows`. The 512-bit kernels for blocks of 32 take any count up to kInterleavedTileRows in
@@ -139,7 +143,8 @@ void PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* 
                int nr, float* out) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (nr <= 3) return PairInPasses<Block, 2, 1>(pair, end, n, a, minus_128_sums, nr, out);
-  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K> || std::is_same_v<Block, tensor::BlockQ6_K>)
+  if constexpr (std::is_same_v<Block, tensor::BlockQ4_K> || std::is_same_v<Block, tensor::BlockQ6_K> ||
+                std::is_same_v<Block, tensor::BlockIQ4_XS>)
     return PairInPasses<Block, 1, 2>(pair, end, n, a, minus_128_sums, nr, out);
   else
     return Block32PairDotOf<Block>(pair, end, n, a, minus_128_sums, nr, out);
@@ -150,8 +155,8 @@ void PairDotOf(const uint8_t* pair, const uint8_t* end, int64_t n, const Q8Row* 
 
 // out[r * 8 * (pair ? 2 : 1) + j] = dot(row j of the interleaved rows at `group`, activation
 // row a[r]) for r < nr (1..kInterleavedTileRows): a pair of groups (16 rows), or one group,
-// its block b at group + b * stride. type: Q8_0, Q5_0, Q4_0, Q4_K or Q6_K (the K-quants do not
-// use minus_128_sums). end: where prefetches stop (PrefetchLimit).
+// its block b at group + b * stride. type: one with an interleaved layout (tensor/interleave.h;
+// the K-quants and IQ4_XS do not use minus_128_sums). end: where prefetches stop (PrefetchLimit).
 template <class Block>
 void InterleavedDotOf(bool pair, const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n,
                       const Q8Row* a, const int32_t* minus_128_sums, int nr, float* out) {
@@ -170,12 +175,17 @@ inline void InterleavedDot(TensorType type, bool pair, const uint8_t* group, uin
       return InterleavedDotOf<tensor::BlockQ4_K>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
     case TensorType::Q6_K:
       return InterleavedDotOf<tensor::BlockQ6_K>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
+    case TensorType::IQ4_NL:
+      return InterleavedDotOf<tensor::BlockIQ4_NL>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
+    case TensorType::MXFP4:
+      return InterleavedDotOf<tensor::BlockMXFP4>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
+    case TensorType::IQ4_XS:
+      return InterleavedDotOf<tensor::BlockIQ4_XS>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
     default: return InterleavedDotOf<tensor::BlockQ4_0>(pair, group, stride, end, n, a, minus_128_sums, nr, out);
   }
 }
 
-// Whether this target has a fused kernel for the weight type. (IQ4_XS takes the row path: its
-// levels and scales decoded per row, the group sums on vectors.)
+// Whether this target has a fused kernel for the weight type.
 inline bool HasFusedDot(TensorType type) {
   return type == TensorType::Q8_0 || type == TensorType::Q4_0 || type == TensorType::Q5_0 ||
          type == TensorType::IQ4_NL || type == TensorType::MXFP4 || IsFusedKQuant(type);
@@ -198,6 +208,7 @@ void FusedTile(TensorType type, const uint8_t* w0, const uint8_t* end, uint64_t 
     case TensorType::MXFP4: return qd::DotBlock32<tensor::BlockMXFP4, NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::Q4_K: return qd::DotQ4_K<NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::Q6_K: return qd::DotQ6_K<NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::IQ4_XS: return qd::DotIQ4_XS<NW, NR>(w0, end, row_bytes, n, a, out);
     default: return;
   }
 }

@@ -1,6 +1,6 @@
 // The fused kernels for rows interleaved by 8 (tensor/interleave.h) against Q8 activation
 // rows on AVX-512 VNNI (the other targets' are in quant_dot_pairs-inl.h, built on the
-// helpers here): Q8_0, Q4_0 and Q5_0 (blocks of 32), Q4_K and Q6_K. Each computes H × G groups: H
+// helpers here): Q8_0, Q4_0, Q5_0, IQ4_NL and MXFP4 (blocks of 32), Q4_K, Q6_K and IQ4_XS. Each computes H × G groups: H
 // vectors of lanes one after the other, each holding G groups side by side
 // (quant_dot_lanes-inl.h), so one template serves one group (H = G = 1) and a pair read as
 // two groups of 8 lanes (H = 2) or as one of 16 (G = 2).
@@ -41,7 +41,7 @@ namespace HWY_NAMESPACE {
 #if NANOSERVE_FUSED_QUANT_DOT
 namespace qd {
 
-// ---- Q8_0, Q4_0, Q5_0 ---------------------------------------------------------------------
+// ---- Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4 -------------------------------------------------------
 // out[8G(H r + h) + 8g + j] is the dot product of row j of the g-th group of the h-th vector
 // with activation row r. The groups' block b lies at group + b * stride, the h-th vector's
 // G groups one after the other from group + h · G · (a block's bytes). minus_128_sums: per
@@ -62,7 +62,7 @@ void DotBlock32Interleaved(const uint8_t* group, uint64_t stride, const uint8_t*
     for (int h = 0; h < H; ++h) {
       const uint8_t* block = group + h * G * L::kBytes + b * stride;
       PrefetchAhead<G * L::kBytes, Ahead::kL2>(block, end);
-      const auto dw = L::Floats(block);
+      const auto dw = BlockScales<Block, G>(block);
       VG<uint8_t, G> w[8];
       for (int m = 0; m < 4; ++m) Block32Chunks<Block, G>(block, m, w[2 * m], w[2 * m + 1]);
       const int32_t* sums = minus_128_sums + b;  // row r's at sums[r * (n / 32)]
@@ -260,6 +260,54 @@ void DotQ6_KInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* en
         }
       }
       Q6_KFloatStep<G, NR>(block, scale_pairs, isum, a, b, sum[h]);
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int h = 0; h < H; ++h) hn::StoreU(sum[h][r], df, out + 8 * G * (H * r + h));
+}
+
+// ---- IQ4_XS -------------------------------------------------------------------------------
+// The levels go in as their table's entries + 128 (unsigned); per super-block and lane (row)
+// the integer sum is Σ_j sc_j · (u_j · a_j) − 128 · Σ_j sc_j · (a's sum over sub-block j) =
+// Σ_j sc_j · (level_j · a_j), exactly (|each term| < 2^31 / 4), then sum += (da · d) · isum
+// as in the reference. Outputs, group, stride: as for DotBlock32Interleaved.
+template <int NR, int H, int G>
+void DotIQ4_XSInterleaved(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
+                          float* out) {
+  using Block = tensor::BlockIQ4_XS;
+  using L = Lanes<Block, G>;
+  const DG<int32_t, G> di;
+  const DG<float, G> df;
+  VG<float, G> sum[H][NR];
+  for (auto& part : sum)
+    for (auto& v : part) v = hn::Zero(df);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* block = group + h * G * L::kBytes + b * stride;
+      PrefetchEach<L, 64, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
+      HWY_ALIGN int8_t sc[G][64];
+      for (int g = 0; g < G; ++g) IQ4_XSScales(block + g * L::kBytes, sc[g]);
+      VG<int32_t, G> isum[NR], scale_pairs[8];
+      for (auto& v : isum) v = hn::Zero(di);
+      for (int j = 0; j < 8; ++j) {
+        PrefetchEach<L, 128, Ahead::kL1AndL2>(block + 64 + 128 * j, end);
+        VG<uint8_t, G> w[8];
+        for (int m = 0; m < 4; ++m) {
+          const auto nibbles = L::Load(block + 64 + 128 * j + 32 * m);
+          w[2 * m] = UnsignedLevels<Block>(Nibbles<0>(nibbles));
+          w[2 * m + 1] = UnsignedLevels<Block>(Nibbles<4>(nibbles));
+        }
+        const auto scale = SubBlockScales<G>(sc, j);
+        scale_pairs[j] = ScalePairs(scale);
+        for (int r = 0; r < NR; ++r)
+          isum[r] = hn::Add(isum[r], hn::Mul(DotChunks(w, a[r].q + 256 * b + 32 * j, hn::Zero(di)), scale));
+      }
+      const auto d = L::Floats(block);
+      for (int r = 0; r < NR; ++r) {
+        const auto offset = hn::ShiftLeft<7>(PairDots(scale_pairs, a[r].bsums + 16 * b));
+        const auto exact = hn::Sub(isum[r], offset);
+        sum[h][r] = hn::Add(sum[h][r], hn::Mul(hn::Mul(hn::Set(df, a[r].d[b]), d), hn::ConvertTo(df, exact)));
+      }
     }
   }
   for (int r = 0; r < NR; ++r)

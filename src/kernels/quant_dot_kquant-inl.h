@@ -1,4 +1,4 @@
-// The fused kernels for tiles of Q4_K and Q6_K rows as the file stores them, against Q8_K
+// The fused kernels for tiles of Q4_K, Q6_K and IQ4_XS rows as the file stores them, against Q8_K
 // activation rows (quant_dot-inl.h).
 //
 // The levels are unsigned fields and multiply the signed activation levels directly (Q6_K's
@@ -17,11 +17,13 @@
 #endif
 
 #include <cstddef>
+#include <cstring>
 
 #include <hwy/highway.h>
 
 #include "kernels/prefetch-inl.h"
 #include "kernels/quant_dot_common-inl.h"
+#include "kernels/quant_dot_lanes-inl.h"
 #include "kernels/weight_rows.h"
 #include "tensor/blocks.h"
 
@@ -150,6 +152,64 @@ void DotQ6_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t 
     for (int i = 0; i < NW; ++i) {
       const float d = Half(block[i] + offsetof(Block, d));
       for (int r = 0; r < NR; ++r) sum[i][r] += (a[r].d[b] * d) * static_cast<float>(LaneSum(isum[i][r]));
+    }
+  }
+  for (int i = 0; i < NW; ++i)
+    for (int r = 0; r < NR; ++r) out[i * NR + r] = sum[i][r];
+}
+
+// IQ4_XS (a K-quant without mins, table levels): each sub-block's levels go in as their table's
+// entries + 128 (unsigned), and 128 · Σ_j sc_j · (a's sum over sub-block j) comes off the exact
+// integer sum before the reference's float step.
+template <int NW, int NR>
+void DotIQ4_XS(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+  using Block = tensor::BlockIQ4_XS;
+  constexpr int kQK = Block::kElems;
+  const DI8 di8;
+  const DI16 d16;
+  const hn::Full128<uint8_t> d128;
+  float sum[NW][NR] = {};
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block[NW];
+    int sc[NW][8];
+    hn::Vec<DI16> scales16[NW];  // sc_j for both 16-element halves of sub-block j
+    for (int i = 0; i < NW; ++i) {
+      block[i] = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block), Ahead::kL1AndL2>(block[i], end);
+      uint16_t high;
+      std::memcpy(&high, block[i] + offsetof(Block, scales_h), sizeof high);
+      const uint8_t* low = block[i] + offsetof(Block, scales_l);
+      alignas(32) int16_t s16[16];
+      for (int j = 0; j < 8; ++j) {
+        sc[i][j] = (((low[j / 2] >> (4 * (j % 2))) & 0x0f) | ((high >> (2 * j)) & 3) << 4) - 32;
+        s16[2 * j] = s16[2 * j + 1] = static_cast<int16_t>(sc[i][j]);
+      }
+      scales16[i] = hn::Load(d16, s16);
+    }
+    VI32 isum[NW][NR];
+    for (auto& row : isum)
+      for (auto& v : row) v = hn::Zero(DI32());
+    for (int j = 0; j < 8; ++j) {
+      VU8 u[NW];
+      for (int i = 0; i < NW; ++i) {  // element l: low nibble of qs[16 j + l], l + 16: its high nibble
+        const auto bytes = hn::LoadU(d128, block[i] + offsetof(Block, qs) + 16 * j);
+        const auto indices = hn::Combine(DU8(), Nibbles<4>(bytes), Nibbles<0>(bytes));
+        u[i] = UnsignedLevels<Block>(indices);
+      }
+      for (int r = 0; r < NR; ++r) {
+        const VI8 q = hn::LoadU(di8, a[r].q + b * kQK + 32 * j);
+        for (int i = 0; i < NW; ++i)
+          isum[i][r] = hn::Add(isum[i][r], hn::Mul(DotBytes(hn::Zero(DI32()), u[i], q), hn::Set(DI32(), sc[i][j])));
+      }
+    }
+    for (int r = 0; r < NR; ++r) {
+      const auto bsums = hn::LoadU(d16, a[r].bsums + b * (kQK / 16));
+      for (int i = 0; i < NW; ++i) {
+        auto odd = hn::Zero(DI32());
+        const VI32 offset = hn::Add(hn::ReorderWidenMulAccumulate(DI32(), bsums, scales16[i], hn::Zero(DI32()), odd), odd);
+        const int32_t exact = LaneSum(isum[i][r]) - 128 * LaneSum(offset);
+        sum[i][r] += (a[r].d[b] * Half(block[i] + offsetof(Block, d))) * static_cast<float>(exact);
+      }
     }
   }
   for (int i = 0; i < NW; ++i)

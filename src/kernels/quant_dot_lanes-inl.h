@@ -10,6 +10,7 @@
 #define NANOSERVE_KERNELS_QUANT_DOT_LANES_INL_H_
 #endif
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
@@ -126,12 +127,55 @@ HWY_INLINE V PairDots(const V (&pairs)[8], const int16_t* bsums) {
   return sum;
 }
 
-// ---- Blocks of 32 (Q8_0, Q4_0, Q5_0) ------------------------------------------------------
+// ---- Table levels (IQ4_NL, MXFP4, IQ4_XS) -----------------------------------------------
+template <class Block>
+inline constexpr bool kTableBlock = std::is_same_v<Block, tensor::BlockIQ4_NL> ||
+                                    std::is_same_v<Block, tensor::BlockMXFP4> ||
+                                    std::is_same_v<Block, tensor::BlockIQ4_XS>;
+
+// A table type's 16 levels + 128 (unsigned bytes, so a byte dot product takes them first),
+// repeated in each 128-bit part: vpshufb looks up within each.
+template <class Block>
+inline constexpr auto kUnsignedLevels = [] {
+  const int8_t* levels = std::is_same_v<Block, tensor::BlockMXFP4> ? tensor::kMXFP4Levels : tensor::kIQ4Levels;
+  std::array<uint8_t, 64> bytes{};
+  for (int i = 0; i < 64; ++i) bytes[i] = static_cast<uint8_t>(levels[i % 16] + 128);
+  return bytes;
+}();
+
+// Table indices (nibbles) as the levels + 128.
+template <class Block, class V>
+HWY_INLINE V UnsignedLevels(V indices) {
+  return hn::TableLookupBytes(hn::LoadU(hn::DFromV<V>(), kUnsignedLevels<Block>.data()), indices);
+}
+
+// MXFP4's 8 exponent bytes at p (E8M0, halved as tensor::mxfp4_scale) as floats: exact.
+HWY_INLINE VF HalvedPowersOfTwo(const uint8_t* p) {
+  const auto e = hn::PromoteTo(DI32(), hn::LoadU(hn::Full64<uint8_t>(), p));
+  const auto subnormal = hn::Shl(hn::Set(DI32(), 0x00200000), e);  // e = 0, 1
+  const auto normal = hn::ShiftLeft<23>(hn::Sub(e, hn::Set(DI32(), 1)));
+  return hn::BitCast(DF(), hn::IfThenElse(hn::Lt(e, hn::Set(DI32(), 2)), subnormal, normal));
+}
+
+// ---- Blocks of 32 (Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4) -----------------------------------------
+// Bytes of the 8 rows' scales before an interleaved block's levels.
+template <class Block>
+inline constexpr size_t kScaleBytes = std::is_same_v<Block, tensor::BlockMXFP4> ? 8 : 16;
+
+// The G groups' per-row block scales as floats: fp16s, or MXFP4's exponents.
+template <class Block, int G>
+HWY_INLINE VG<float, G> BlockScales(const uint8_t* block) {
+  if constexpr (std::is_same_v<Block, tensor::BlockMXFP4>)
+    return PerGroup<G>([&](int g) { return HalvedPowersOfTwo(block + g * Lanes<Block, G>::kBytes); });
+  else
+    return Lanes<Block, G>::Floats(block);
+}
+
 // The unsigned levels u of chunks 2m and 2m + 1 of the blocks at `block`.
 template <class Block, int G>
 HWY_INLINE void Block32Chunks(const uint8_t* block, int m, VG<uint8_t, G>& even, VG<uint8_t, G>& odd) {
   using L = Lanes<Block, G>;
-  const uint8_t* levels = block + 2 * tensor::kInterleaveRows;
+  const uint8_t* levels = block + kScaleBytes<Block>;
   if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
     even = L::Load(levels + 64 * m);
     odd = L::Load(levels + 64 * m + 32);
@@ -139,6 +183,10 @@ HWY_INLINE void Block32Chunks(const uint8_t* block, int m, VG<uint8_t, G>& even,
     const auto nibbles = L::Load(levels + 32 * m);
     even = Nibbles<0>(nibbles);
     odd = Nibbles<4>(nibbles);
+    if constexpr (kTableBlock<Block>) {
+      even = UnsignedLevels<Block>(even);
+      odd = UnsignedLevels<Block>(odd);
+    }
     if constexpr (std::is_same_v<Block, tensor::BlockQ5_0>) {  // fifth bits: one 32-bit word per chunk
       const DG<uint8_t, G> du;
       const auto fifth_bits = [&](const uint8_t* p) {
@@ -158,8 +206,39 @@ HWY_INLINE void Block32Chunks(const uint8_t* block, int m, VG<uint8_t, G>& even,
 
 // log2 of the offset that makes Block's levels unsigned (u = level + 2^k).
 template <class Block>
-constexpr int kLevelOffsetLog2 =
-    std::is_same_v<Block, tensor::BlockQ8_0> ? 7 : std::is_same_v<Block, tensor::BlockQ5_0> ? 4 : 3;
+constexpr int kLevelOffsetLog2 = std::is_same_v<Block, tensor::BlockQ8_0> || kTableBlock<Block> ? 7
+                                 : std::is_same_v<Block, tensor::BlockQ5_0>                      ? 4
+                                                                                                  : 3;
+
+// ---- IQ4_XS -------------------------------------------------------------------------------
+// The 64 signed scales of an interleaved IQ4_XS super-block (tensor/interleave.cpp; index 8 ×
+// sub-block + row) from their low 4 and top 2 bits, into sc.
+HWY_INLINE void IQ4_XSScales(const uint8_t* block, int8_t* sc) {
+  const DU8 du;
+  const hn::Full128<uint8_t> d16;
+  const VU8 low = hn::LoadU(du, block + 16);
+  const auto top = hn::LoadU(d16, block + 48);  // scale i's top bits: bits 2 (i / 16), +1 of byte i % 16
+  const VU8 top_first = hn::Combine(du, hn::ShiftRight<2>(top), top);
+  const VU8 top_second = hn::Combine(du, hn::ShiftRight<6>(top), hn::ShiftRight<4>(top));
+  const VU8 three = hn::Set(du, 3), thirty_two = hn::Set(du, 32);
+  const VU8 first = hn::Or(hn::And(low, hn::Set(du, 0x0f)), hn::ShiftLeft<4>(hn::And(top_first, three)));
+  const VU8 second = hn::Or(hn::ShiftRight<4>(low), hn::ShiftLeft<4>(hn::And(top_second, three)));
+  hn::StoreU(hn::BitCast(DI8(), hn::Sub(first, thirty_two)), DI8(), sc);  // wraps to the signed scale
+  hn::StoreU(hn::BitCast(DI8(), hn::Sub(second, thirty_two)), DI8(), sc + 32);
+}
+
+// Sub-block j's scales of each group's 64, one per lane, sign-extended.
+template <int G>
+HWY_INLINE VG<int32_t, G> SubBlockScales(const int8_t (&sc)[G][64], int j) {
+  return PerGroup<G>([&](int g) { return hn::PromoteTo(DI32(), hn::LoadU(hn::Full64<int8_t>(), sc[g] + 8 * j)); });
+}
+
+// Each lane's scale s as the int16 pair (s, s).
+template <class V>
+HWY_INLINE V ScalePairs(V scale) {
+  const hn::DFromV<V> d;
+  return hn::Or(hn::And(scale, hn::Set(d, 0xffff)), hn::ShiftLeft<16>(scale));
+}
 
 // acc + s · (dw · da): a block's one float step, for all the rows of a vector.
 template <class VF, class VI>

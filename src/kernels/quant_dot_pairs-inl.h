@@ -9,7 +9,8 @@
 //   Q5_0 (u ≤ 31): 7936 a chunk, 4 chunks 31744;
 //   Q8_0: u = level + 128 reaches 255 (2 · 255 · 127 would saturate), so the signed levels go
 //         in as |level| ≤ 128 against the activation bytes with the level's sign, ≤ 2 · 128 · 127
-//         = 32512 a chunk, widened chunk by chunk; the offset then needs no correction.
+//         = 32512 a chunk, widened chunk by chunk; the offset then needs no correction. IQ4_NL,
+//         MXFP4 and IQ4_XS (table levels, |level| ≤ 127) the same way.
 // The integer sums equal DotBlock32Interleaved's, and the float steps are the same: the results
 // equal the reference bit for bit. InterleavedKernel, at the end, picks each target's kernel.
 //
@@ -59,7 +60,8 @@ template <class Block, int NR, int H>
 void DotBlock32Pairs(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
                      const int32_t* minus_128_sums, float* out) {
   using L = Lanes<Block, 1>;
-  constexpr bool kQ8 = std::is_same_v<Block, tensor::BlockQ8_0>;
+  // Q8_0's levels and the tables' (u = level + 128) go in signed, as the header says.
+  constexpr bool kQ8 = std::is_same_v<Block, tensor::BlockQ8_0> || kTableBlock<Block>;
   constexpr int kRun = kChunksPerWidening<Block>;
   constexpr int kShift = 7 - kLevelOffsetLog2<Block>;
   const DI32 di;
@@ -97,7 +99,7 @@ void DotBlock32Pairs(const uint8_t* group, uint64_t stride, const uint8_t* end, 
           }
         }
       }
-      const VF dw = L::Floats(block);
+      const VF dw = BlockScales<Block, 1>(block);
       for (int r = 0; r < NR; ++r) acc[h][r] = AddScaled(acc[h][r], s[r], dw, a[r].d[b]);
     }
   }
@@ -208,13 +210,59 @@ void DotQ6_KPairs(const uint8_t* group, uint64_t stride, const uint8_t* end, int
     for (int h = 0; h < H; ++h) hn::StoreU(sum[h][r], df, out + 8 * (H * r + h));
 }
 
+// ---- IQ4_XS -------------------------------------------------------------------------------
+// As DotIQ4_XSInterleaved with G = 1, the levels in signed as Q8_0's (see above): each chunk's
+// int16 pair sums, one vpmaddwd by the lane's scale as the pair (sc, sc) widens and scales them.
+template <int NR, int H>
+void DotIQ4_XSPairs(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n, const Q8Row* a,
+                    float* out) {
+  using Block = tensor::BlockIQ4_XS;
+  using L = Lanes<Block, 1>;
+  const DI32 di;
+  const DF df;
+  VF sum[H][NR];
+  for (auto& part : sum)
+    for (auto& v : part) v = hn::Zero(df);
+  for (int64_t b = 0; b < n / 256; ++b) {
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* block = group + h * L::kBytes + b * stride;
+      PrefetchEach<L, 64, Ahead::kL1AndL2>(block, end);  // scales; each sub-block's 128 bytes of levels in its turn
+      HWY_ALIGN int8_t sc[1][64];
+      IQ4_XSScales(block, sc[0]);
+      VI32 isum[NR];
+      for (auto& v : isum) v = hn::Zero(di);
+      for (int j = 0; j < 8; ++j) {
+        PrefetchEach<L, 128, Ahead::kL1AndL2>(block + 64 + 128 * j, end);
+        const VI16 scale = hn::BitCast(DI16(), ScalePairs(SubBlockScales<1>(sc, j)));
+        for (int m = 0; m < 4; ++m) {
+          const VU8 nibbles = L::Load(block + 64 + 128 * j + 32 * m);
+          for (int c = 0; c < 2; ++c) {
+            const VU8 u = UnsignedLevels<Block>(c == 0 ? Nibbles<0>(nibbles) : Nibbles<4>(nibbles));
+            const VI8 levels = hn::BitCast(DI8(), hn::Xor(u, hn::Set(DU8(), 0x80)));
+            const VU8 magnitudes = hn::BitCast(DU8(), hn::Abs(levels));
+            for (int r = 0; r < NR; ++r) {
+              const int8_t* q = a[r].q + 256 * b + 32 * j + 4 * (2 * m + c);
+              isum[r] = hn::Add(isum[r], MulAddPairs(PairSums(magnitudes, WithSignOf(Broadcast4(q), levels)), scale));
+            }
+          }
+        }
+      }
+      const VF d = L::Floats(block);
+      for (int r = 0; r < NR; ++r)
+        sum[h][r] = hn::Add(sum[h][r], hn::Mul(hn::Mul(hn::Set(df, a[r].d[b]), d), hn::ConvertTo(df, isum[r])));
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int h = 0; h < H; ++h) hn::StoreU(sum[h][r], df, out + 8 * (H * r + h));
+}
+
 }  // namespace qd
 #endif  // NANOSERVE_FUSED_QUANT_DOT && HWY_TARGET != HWY_AVX3_DL
 
 #if NANOSERVE_FUSED_QUANT_DOT
 namespace qd {
 
-// The interleaved kernel for Block's rows: Q4_K's, Q6_K's, or the one for blocks of 32; on the
+// The interleaved kernel for Block's rows: Q4_K's, Q6_K's, IQ4_XS's, or the one for blocks of 32; on the
 // targets without VNNI, those built on vpmaddubsw above.
 template <class Block, int NR, int H, int G>
 HWY_INLINE void InterleavedKernel(const uint8_t* group, uint64_t stride, const uint8_t* end, int64_t n,
@@ -225,6 +273,8 @@ HWY_INLINE void InterleavedKernel(const uint8_t* group, uint64_t stride, const u
     DotQ4_KPairs<NR, H>(group, stride, end, n, a, out);
   else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>)
     DotQ6_KPairs<NR, H>(group, stride, end, n, a, out);
+  else if constexpr (std::is_same_v<Block, tensor::BlockIQ4_XS>)
+    DotIQ4_XSPairs<NR, H>(group, stride, end, n, a, out);
   else
     DotBlock32Pairs<Block, NR, H>(group, stride, end, n, a, minus_128_sums, out);
 #else
@@ -232,6 +282,8 @@ HWY_INLINE void InterleavedKernel(const uint8_t* group, uint64_t stride, const u
     DotQ4_KInterleaved<NR, H, G>(group, stride, end, n, a, out);
   else if constexpr (std::is_same_v<Block, tensor::BlockQ6_K>)
     DotQ6_KInterleaved<NR, H, G>(group, stride, end, n, a, out);
+  else if constexpr (std::is_same_v<Block, tensor::BlockIQ4_XS>)
+    DotIQ4_XSInterleaved<NR, H, G>(group, stride, end, n, a, out);
   else
     DotBlock32Interleaved<Block, NR, H, G>(group, stride, end, n, a, minus_128_sums, out);
 #endif

@@ -11,14 +11,23 @@ namespace {
 
 using gguf::TensorType;
 
-constexpr size_t kScales = 2 * kInterleaveRows;  // bytes of the 8 fp16 scales
-constexpr int kChunks = kLegacyBlock / 4;        // 4 elements of each row per chunk
+constexpr int kChunks = kLegacyBlock / 4;  // 4 elements of each row per chunk
 
-// One row's block b in file layout: its scale and its 32 unsigned levels u.
+// One row's block b in file layout: its scale (fp16 bits, or MXFP4's exponent byte) and its 32
+// unsigned levels u.
 struct RowBlock {
   uint16_t d;
   uint8_t u[kLegacyBlock];
 };
+
+// Bytes of a block of 32's 8 scales: fp16s, or MXFP4's one-byte exponents.
+size_t scale_bytes(TensorType type) { return type == TensorType::MXFP4 ? kInterleaveRows : 2 * kInterleaveRows; }
+size_t scale_size(TensorType type) { return scale_bytes(type) / kInterleaveRows; }
+
+// The interleaved types of 256-element super-blocks.
+bool is_super_block(TensorType type) {
+  return type == TensorType::Q4_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS;
+}
 
 bool is_float(TensorType type) {
   return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16;
@@ -32,20 +41,23 @@ size_t file_block_bytes(TensorType type) {
     case TensorType::Q8_0: return sizeof(BlockQ8_0);
     case TensorType::Q5_0: return sizeof(BlockQ5_0);
     case TensorType::Q4_0: return sizeof(BlockQ4_0);
+    case TensorType::IQ4_NL: return sizeof(BlockIQ4_NL);
+    case TensorType::MXFP4: return sizeof(BlockMXFP4);
     case TensorType::Q4_K: return sizeof(BlockQ4_K);
+    case TensorType::IQ4_XS: return sizeof(BlockIQ4_XS);
     case TensorType::Q6_K: return sizeof(BlockQ6_K);
     default: throw std::invalid_argument("no interleaved layout for this type");
   }
 }
 
 RowBlock read_block(TensorType type, const uint8_t* p) {
-  RowBlock r;
-  std::memcpy(&r.d, p, sizeof r.d);
+  RowBlock r{};
+  std::memcpy(&r.d, p, scale_size(type));
   if (type == TensorType::Q8_0) {
     for (int i = 0; i < kLegacyBlock; ++i) r.u[i] = static_cast<uint8_t>(p[2 + i] ^ 0x80);  // level + 128
     return r;
   }
-  const uint8_t* qs = p + (type == TensorType::Q5_0 ? offsetof(BlockQ5_0, qs) : offsetof(BlockQ4_0, qs));
+  const uint8_t* qs = p + (type == TensorType::Q5_0 ? offsetof(BlockQ5_0, qs) : scale_size(type));
   uint32_t qh = 0;
   if (type == TensorType::Q5_0) std::memcpy(&qh, p + offsetof(BlockQ5_0, qh), sizeof qh);
   for (int i = 0; i < kLegacyBlock / 2; ++i) {  // element i: low nibble of qs[i]; i + 16: high nibble
@@ -56,12 +68,12 @@ RowBlock read_block(TensorType type, const uint8_t* p) {
 }
 
 void write_block(TensorType type, const RowBlock& r, uint8_t* p) {
-  std::memcpy(p, &r.d, sizeof r.d);
+  std::memcpy(p, &r.d, scale_size(type));
   if (type == TensorType::Q8_0) {
     for (int i = 0; i < kLegacyBlock; ++i) p[2 + i] = static_cast<uint8_t>(r.u[i] ^ 0x80);
     return;
   }
-  uint8_t* qs = p + (type == TensorType::Q5_0 ? offsetof(BlockQ5_0, qs) : offsetof(BlockQ4_0, qs));
+  uint8_t* qs = p + (type == TensorType::Q5_0 ? offsetof(BlockQ5_0, qs) : scale_size(type));
   uint32_t qh = 0;
   for (int i = 0; i < kLegacyBlock / 2; ++i) {
     qs[i] = static_cast<uint8_t>((r.u[i] & 0x0f) | (r.u[i + 16] & 0x0f) << 4);
@@ -70,20 +82,22 @@ void write_block(TensorType type, const RowBlock& r, uint8_t* p) {
   if (type == TensorType::Q5_0) std::memcpy(p + offsetof(BlockQ5_0, qh), &qh, sizeof qh);
 }
 
-// ---- Blocks of 32 (Q8_0, Q5_0, Q4_0) ----
+// ---- Blocks of 32 (Q8_0, Q5_0, Q4_0, IQ4_NL, MXFP4) ----
 // A group's block b is 8 × sizeof(block) bytes: first the 8 rows' scales (fp16, row j at bytes
-// 2j..2j+1), then their levels as unsigned numbers u (Q8_0: level + 128; Q5_0: level + 16; Q4_0:
-// level + 8, which is what the file stores for those two), by chunk: chunk k holds elements
+// 2j..2j+1; MXFP4's exponent bytes, row j at byte j), then their levels as unsigned numbers u
+// (Q8_0: level + 128; Q5_0: level + 16; Q4_0: level + 8, which is what the file stores for
+// those two; IQ4_NL, MXFP4: the nibble, their table's index), by chunk: chunk k holds elements
 // 4k..4k+3 of each row, row j at bytes 4j..4j+3 of a 32-byte vector (int32 lane j: row j).
 //   Q8_0: 8 chunks of 32 bytes, u as bytes.
-//   Q4_0: 4 vectors of 32 bytes; vector m holds chunk 2m in the low nibbles and chunk 2m + 1
-//         in the high nibbles.
+//   Q4_0, IQ4_NL, MXFP4: 4 vectors of 32 bytes; vector m holds chunk 2m in the low nibbles and
+//         chunk 2m + 1 in the high nibbles.
 //   Q5_0: as Q4_0 for the low 4 bits of u, then 8 words of 32 bits: bit p of word k is the
 //         fifth bit of byte p of chunk k.
 
 // Byte p = 4j + t of chunk k of an interleaved block (row j, element 4k + t of it): where its
 // u lives and how (a byte, a nibble, a fifth bit).
 void put_level(TensorType type, uint8_t* block, int k, int p, uint8_t u) {
+  const size_t kScales = scale_bytes(type);
   if (type == TensorType::Q8_0) {
     block[kScales + 32 * k + p] = u;
     return;
@@ -97,6 +111,7 @@ void put_level(TensorType type, uint8_t* block, int k, int p, uint8_t u) {
 }
 
 uint8_t get_level(TensorType type, const uint8_t* block, int k, int p) {
+  const size_t kScales = scale_bytes(type);
   if (type == TensorType::Q8_0) return block[kScales + 32 * k + p];
   const uint8_t nibbles = block[kScales + 32 * (k / 2) + p];
   const uint8_t low = k % 2 ? nibbles >> 4 : nibbles & 0x0f;
@@ -235,16 +250,68 @@ void deinterleave_q6_k_block(const uint8_t* in, int row, uint8_t* out) {
   std::memcpy(out, &b, sizeof b);
 }
 
+// ---- IQ4_XS ----
+// Super-blocks (256 elements, 8 × 136 bytes): the 8 rows' d (fp16, bytes 0..15); their 6-bit
+// scales (as stored: the signed scale + 32) by index i = 8 × sub-block + row: the low 4 bits in a
+// nibble of byte 16 + i % 32 (low nibble for i < 32), the top 2 bits in bits 2 (i / 16), +1 of
+// byte 48 + i % 16; then sub-block j's levels (table indices) at 64 + 128 j as Q4_0's 4 vectors.
+constexpr size_t kIQ4XSScaleLow = 16, kIQ4XSScaleHigh = 48, kIQ4XSLevels = 64;
+
+// Sub-block j of an IQ4_XS block as 32 bytes, one index per element (its qs hold element l in
+// the low nibble of byte 16 j + l and element l + 16 in the high nibble).
+void iq4_xs_indices(const BlockIQ4_XS& b, int j, uint8_t* out) {
+  for (int l = 0; l < 16; ++l) {
+    out[l] = b.qs[16 * j + l] & 0x0f;
+    out[l + 16] = b.qs[16 * j + l] >> 4;
+  }
+}
+
+void interleave_iq4_xs_block(const uint8_t* const* in, uint8_t* out) {
+  std::memset(out, 0, kInterleaveRows * sizeof(BlockIQ4_XS));
+  for (int row = 0; row < kInterleaveRows; ++row) {
+    BlockIQ4_XS b;
+    std::memcpy(&b, in[row], sizeof b);
+    std::memcpy(out + 2 * row, &b.d, 2);
+    for (int j = 0; j < 8; ++j) {
+      const int i = 8 * j + row, sc = iq4_xs_scale(b, j);
+      out[kIQ4XSScaleLow + i % 32] |= static_cast<uint8_t>(i < 32 ? sc & 0x0f : (sc & 0x0f) << 4);
+      out[kIQ4XSScaleHigh + i % 16] |= static_cast<uint8_t>((sc >> 4) << (2 * (i / 16)));
+      uint8_t indices[32];
+      iq4_xs_indices(b, j, indices);
+      put_nibble_vectors(indices, 0, row, out + kIQ4XSLevels + 128 * j);
+    }
+  }
+}
+
+void deinterleave_iq4_xs_block(const uint8_t* in, int row, uint8_t* out) {
+  BlockIQ4_XS b{};
+  std::memcpy(&b.d, in + 2 * row, 2);
+  for (int j = 0; j < 8; ++j) {
+    const int i = 8 * j + row;
+    const uint8_t low = in[kIQ4XSScaleLow + i % 32];
+    const int sc = (i < 32 ? low & 0x0f : low >> 4) | ((in[kIQ4XSScaleHigh + i % 16] >> (2 * (i / 16))) & 3) << 4;
+    b.scales_l[j / 2] |= static_cast<uint8_t>((sc & 0x0f) << (4 * (j % 2)));
+    b.scales_h |= static_cast<uint16_t>((sc >> 4) << (2 * j));
+    for (int e = 0; e < 32; ++e) {
+      const int k = e / 4, p = 4 * row + e % 4;
+      const uint8_t byte = in[kIQ4XSLevels + 128 * j + 32 * (k / 2) + p];
+      const uint8_t u = k % 2 ? byte >> 4 : byte & 0x0f;
+      b.qs[16 * j + e % 16] |= static_cast<uint8_t>(u << (4 * (e / 16)));
+    }
+  }
+  std::memcpy(out, &b, sizeof b);
+}
+
 }  // namespace
 
 bool has_interleaved_layout(TensorType type) {
   return type == TensorType::Q8_0 || type == TensorType::Q5_0 || type == TensorType::Q4_0 ||
-         type == TensorType::Q4_K || type == TensorType::Q6_K || is_float(type);
+         type == TensorType::IQ4_NL || type == TensorType::MXFP4 || is_super_block(type) || is_float(type);
 }
 
 int64_t interleaved_block_elems(TensorType type) {
   if (is_float(type)) return 1;
-  return type == TensorType::Q4_K || type == TensorType::Q6_K ? kSuperBlock : kLegacyBlock;
+  return is_super_block(type) ? kSuperBlock : kLegacyBlock;
 }
 
 size_t interleaved_block_bytes(TensorType type) { return kInterleaveRows * file_block_bytes(type); }
@@ -255,15 +322,17 @@ void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
   std::memcpy(tmp, rows, kInterleaveRows * row_bytes);
   if (type == TensorType::F32) return transpose_rows<uint32_t>(tmp, n, rows);
   if (is_float(type)) return transpose_rows<uint16_t>(tmp, n, rows);
-  if (type == TensorType::Q4_K || type == TensorType::Q6_K) {
+  if (is_super_block(type)) {
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* in[kInterleaveRows];
       for (int j = 0; j < kInterleaveRows; ++j) in[j] = tmp + j * row_bytes + b * block_bytes;
       uint8_t* out = rows + b * interleaved_block_bytes(type);
       if (type == TensorType::Q4_K)
         interleave_q4_k_block(in, out);
-      else
+      else if (type == TensorType::Q6_K)
         interleave_q6_k_block(in, out);
+      else
+        interleave_iq4_xs_block(in, out);
     }
     return;
   }
@@ -272,7 +341,7 @@ void interleave_rows(TensorType type, uint8_t* rows, int64_t n, uint8_t* tmp) {
     std::memset(out, 0, interleaved_block_bytes(type));
     for (int j = 0; j < kInterleaveRows; ++j) {
       const RowBlock r = read_block(type, tmp + j * row_bytes + b * block_bytes);
-      std::memcpy(out + 2 * j, &r.d, 2);
+      std::memcpy(out + scale_size(type) * j, &r.d, scale_size(type));
       for (int k = 0; k < kChunks; ++k)
         for (int t = 0; t < 4; ++t) put_level(type, out, k, 4 * j + t, r.u[4 * k + t]);
     }
@@ -307,20 +376,22 @@ void deinterleave_row(TensorType type, const uint8_t* first_block, uint64_t stri
       std::memcpy(out + b * block_bytes, first_block + b * stride + lane * block_bytes, block_bytes);
     return;
   }
-  if (type == TensorType::Q4_K || type == TensorType::Q6_K) {
+  if (is_super_block(type)) {
     for (int64_t b = 0; b < n / kSuperBlock; ++b) {
       const uint8_t* in = first_block + b * stride;
       if (type == TensorType::Q4_K)
         deinterleave_q4_k_block(in, lane, out + b * block_bytes);
-      else
+      else if (type == TensorType::Q6_K)
         deinterleave_q6_k_block(in, lane, out + b * block_bytes);
+      else
+        deinterleave_iq4_xs_block(in, lane, out + b * block_bytes);
     }
     return;
   }
   for (int64_t b = 0; b < n / kLegacyBlock; ++b) {
     const uint8_t* in = first_block + b * stride;
     RowBlock r;
-    std::memcpy(&r.d, in + 2 * lane, 2);
+    std::memcpy(&r.d, in + scale_size(type) * lane, scale_size(type));
     for (int k = 0; k < kChunks; ++k)
       for (int t = 0; t < 4; ++t) r.u[4 * k + t] = get_level(type, in, k, 4 * lane + t);
     write_block(type, r, out + b * block_bytes);

@@ -1,6 +1,6 @@
-// Rows of Q8_0, Q5_0, Q4_0, Q4_K, Q6_K, F32, F16 and BF16 interleaved in groups of 8: the
-// layout the x86 matmul kernels read fastest, made in place from 8 consecutive rows at model
-// load (same size). A group's block b holds the 8 rows' block b so that a vector's lane j
+// Rows of Q8_0, Q5_0, Q4_0, IQ4_NL, MXFP4, Q4_K, Q6_K, IQ4_XS, F32, F16 and BF16 interleaved in
+// groups of 8: the layout the x86 matmul kernels read fastest, made in place from 8 consecutive
+// rows at model load (same size). A group's block b holds the 8 rows' block b so that a vector's lane j
 // belongs to row j: one byte dot product (floats: one multiply-add) advances all 8 rows, with
 // no sums across lanes. A matrix's groups then go in pairs, block by block (rows 16p..16p+15:
 // group 2p's block 0, group 2p + 1's block 0, group 2p's block 1, ...; the last group of an odd
@@ -19,12 +19,12 @@ namespace nanoserve::tensor {
 inline constexpr int kInterleaveRows = 8;
 inline constexpr int kPairRows = 2 * kInterleaveRows;
 
-// Whether rows of `type` have an interleaved layout (Q8_0, Q5_0, Q4_0, Q4_K, Q6_K, F32, F16, BF16).
+// Whether rows of `type` have an interleaved layout (those above).
 bool has_interleaved_layout(gguf::TensorType type);
 
-// Bytes of one interleaved block (8 rows × 32 elements, 256 for the K-quants, 1 for floats) of `type`.
+// Bytes of one interleaved block (8 rows × 32 elements, 256 for the K-quants and IQ4_XS, 1 for floats).
 size_t interleaved_block_bytes(gguf::TensorType type);
-// Elements of each row in one interleaved block: 32, 256 for the K-quants, 1 for floats.
+// Elements of each row in one interleaved block: 32, 256 for the K-quants and IQ4_XS, 1 for floats.
 int64_t interleaved_block_elems(gguf::TensorType type);
 
 // Rewrites 8 consecutive rows of n elements (n a multiple of the block), starting at `rows`, as one

@@ -288,7 +288,7 @@ class InterleavedMatmul : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
   const TensorType type = GetParam();
-  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS;
   const int64_t n_in = k_quant ? 512 : 320, n_out = 40;
   TestMatrix w(type, n_in, n_out, 31);
   const auto row_at = [&](int64_t o) { return w.bytes.begin() + o * w.m.row_bytes; };
@@ -306,6 +306,11 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
   } else {  // block 0 (row_bytes / 10 bytes) of rows 5 and 29: every level at the bottom, at the top
     std::fill(row_at(5) + 2, row_at(5) + w.m.row_bytes / 10, 0);
     std::fill(row_at(29) + 2, row_at(29) + w.m.row_bytes / 10, 0xff);
+  }
+  if (type == TensorType::MXFP4) {  // the exponents whose scales are subnormal, and a large one
+    row_at(5)[0] = 0;
+    row_at(29)[0] = 1;
+    row_at(13)[sizeof(tensor::BlockMXFP4)] = 200;
   }
   TestMatrix packed = w;
   ThreadPool pool(1);
@@ -347,7 +352,8 @@ TEST_P(InterleavedMatmul, EqualsReferenceOnEveryTarget) {
 
 INSTANTIATE_TEST_SUITE_P(Types, InterleavedMatmul,
                          ::testing::Values(TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0, TensorType::Q4_K,
-                                           TensorType::Q6_K),
+                                           TensorType::Q6_K, TensorType::IQ4_NL, TensorType::MXFP4,
+                                           TensorType::IQ4_XS),
                          [](const auto& info) { return std::string(gguf::type_name(info.param)); });
 
 }  // namespace
