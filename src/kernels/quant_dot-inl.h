@@ -2,8 +2,8 @@
 // weight blocks (no level buffer), for the x86 targets with 256-bit vectors (AVX2, AVX-512,
 // AVX-512 VNNI): the entry points matmul_simd.cpp calls, and which kernel serves which case.
 //   quant_dot_common-inl.h       vector types, the byte dot product, fp16, level unpacking
-//   quant_dot_block32-inl.h      tiles of Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4 rows as the file stores them
-//   quant_dot_kquant-inl.h       tiles of Q4_K, Q6_K, IQ4_XS rows as the file stores them
+//   quant_dot_block32-inl.h      tiles of Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, MXFP4 rows as stored
+//   quant_dot_kquant-inl.h       tiles of Q4_K, Q5_K, Q6_K, IQ4_XS rows as the file stores them
 //   quant_dot_lanes-inl.h        the lanes of rows interleaved by 8 (tensor/interleave.h)
 //   quant_dot_interleaved-inl.h  interleaved rows of those types (AVX-512 VNNI)
 //   quant_dot_pairs-inl.h        interleaved rows of those types (AVX2, AVX-512)
@@ -54,7 +54,8 @@ constexpr int kTileRowsInPasses = HWY_TARGET == HWY_AVX2 ? 4 : 8;
 // The K-quants among the fused types (and IQ4_XS, computed as one): their kernels keep integer
 // sums per super-block as well.
 inline bool IsFusedKQuant(TensorType type) {
-  return type == TensorType::Q4_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS;
+  return type == TensorType::Q4_K || type == TensorType::Q5_K || type == TensorType::Q6_K ||
+         type == TensorType::IQ4_XS;
 }
 
 // The activation rows of the InterleavedDot call that starts `done` rows into a chunk of
@@ -188,7 +189,8 @@ inline void InterleavedDot(TensorType type, bool pair, const uint8_t* group, uin
 // Whether this target has a fused kernel for the weight type.
 inline bool HasFusedDot(TensorType type) {
   return type == TensorType::Q8_0 || type == TensorType::Q4_0 || type == TensorType::Q5_0 ||
-         type == TensorType::IQ4_NL || type == TensorType::MXFP4 || IsFusedKQuant(type);
+         type == TensorType::Q4_1 || type == TensorType::Q5_1 || type == TensorType::IQ4_NL ||
+         type == TensorType::MXFP4 || IsFusedKQuant(type);
 }
 
 // Weight rows per tile: four for blocks of 32 where AVX-512's 32 registers hold a 4 × 4 tile,
@@ -206,7 +208,10 @@ void FusedTile(TensorType type, const uint8_t* w0, const uint8_t* end, uint64_t 
     case TensorType::Q5_0: return qd::DotBlock32<tensor::BlockQ5_0, NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::IQ4_NL: return qd::DotBlock32<tensor::BlockIQ4_NL, NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::MXFP4: return qd::DotBlock32<tensor::BlockMXFP4, NW, NR>(w0, end, row_bytes, n, a, out);
-    case TensorType::Q4_K: return qd::DotQ4_K<NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q4_1: return qd::DotBlock32Min<tensor::BlockQ4_1, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q5_1: return qd::DotBlock32Min<tensor::BlockQ5_1, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q4_K: return qd::DotQ45_K<tensor::BlockQ4_K, NW, NR>(w0, end, row_bytes, n, a, out);
+    case TensorType::Q5_K: return qd::DotQ45_K<tensor::BlockQ5_K, NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::Q6_K: return qd::DotQ6_K<NW, NR>(w0, end, row_bytes, n, a, out);
     case TensorType::IQ4_XS: return qd::DotIQ4_XS<NW, NR>(w0, end, row_bytes, n, a, out);
     default: return;

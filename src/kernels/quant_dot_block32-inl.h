@@ -1,5 +1,5 @@
-// The fused kernel for tiles of rows of blocks of 32 (Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4) as the
-// file stores them, against Q8_0 activation rows (quant_dot-inl.h).
+// The fused kernels for tiles of rows of blocks of 32 (Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4 against
+// Q8_0 activation rows; Q4_1, Q5_1 against Q8_1) as the file stores them (quant_dot-inl.h).
 //
 // The levels are signed, so the activation side goes unsigned (a + 128) and 128 × the weight
 // sum comes off. Each block's integer dot product is exact before its one float multiply-add,
@@ -138,6 +138,52 @@ void DotBlock32(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64
     }
   }
   Reduce<NW, NR>(acc, out);
+}
+
+// The 32 unsigned levels (0..15, 0..31) of a Q4_1 or Q5_1 block in order.
+template <class Block>
+HWY_INLINE VU8 MinLevels(const uint8_t* block) {
+  const VU8 low = LegacyNibbles(block + offsetof(Block, qs));
+  if constexpr (std::is_same_v<Block, tensor::BlockQ5_1>)
+    return hn::Or(low, FifthBits(block + offsetof(Block, qh)));
+  else
+    return low;
+}
+
+// Q4_1 and Q5_1 (x = d · u + m) against Q8_1 rows, as the reference: per block
+// (dw · da) · Σ u · a, and m · s apart (s: the activation block's d · Σ a), summed at the end.
+template <class Block, int NW, int NR>
+void DotBlock32Min(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a,
+                   float* out) {
+  const DI8 di8;
+  VF acc[NW][NR], mins[NW][NR];
+  for (int i = 0; i < NW; ++i)
+    for (int r = 0; r < NR; ++r) acc[i][r] = mins[i][r] = hn::Zero(DF());
+  // Each block's terms in lane 0 only of mins, so its lane sum is the reference's sum of m · s.
+  const auto lane0 = hn::FirstN(DF(), 1);
+  for (int64_t b = 0; b < n / Block::kElems; ++b) {
+    VU8 u[NW];
+    VF dw[NW], m[NW];
+    for (int i = 0; i < NW; ++i) {
+      const uint8_t* block = w0 + i * row_bytes + b * sizeof(Block);
+      PrefetchAhead<sizeof(Block), Ahead::kL2>(block, end);
+      u[i] = MinLevels<Block>(block);
+      dw[i] = hn::Set(DF(), Half(block + offsetof(Block, d)));
+      m[i] = hn::IfThenElseZero(lane0, hn::Set(DF(), Half(block + offsetof(Block, m))));
+    }
+    for (int r = 0; r < NR; ++r) {
+      const VI8 q = hn::LoadU(di8, a[r].q + b * Block::kElems);
+      const VF da = hn::Set(DF(), a[r].d[b]), sa = hn::Set(DF(), a[r].s[b]);
+      for (int i = 0; i < NW; ++i) {
+        const VI32 s = DotBytes(hn::Zero(DI32()), u[i], q);
+        acc[i][r] = hn::MulAdd(hn::Mul(hn::ConvertTo(DF(), s), dw[i]), da, acc[i][r]);
+        mins[i][r] = hn::MulAdd(m[i], sa, mins[i][r]);
+      }
+    }
+  }
+  for (int i = 0; i < NW; ++i)
+    for (int r = 0; r < NR; ++r)
+      out[i * NR + r] = hn::GetLane(hn::SumOfLanes(DF(), acc[i][r])) + hn::GetLane(hn::SumOfLanes(DF(), mins[i][r]));
 }
 
 }  // namespace qd

@@ -1,5 +1,5 @@
-// The fused kernels for tiles of Q4_K, Q6_K and IQ4_XS rows as the file stores them, against Q8_K
-// activation rows (quant_dot-inl.h).
+// The fused kernels for tiles of Q4_K, Q5_K, Q6_K and IQ4_XS rows as the file stores them, against
+// Q8_K activation rows (quant_dot-inl.h).
 //
 // The levels are unsigned fields and multiply the signed activation levels directly (Q6_K's
 // offset of 32 comes off through the activation's 16-element sums). Each super-block's
@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include <hwy/highway.h>
 
@@ -40,10 +41,11 @@ namespace qd {
 // The exact sum of v's lanes.
 int32_t LaneSum(VI32 v) { return hn::GetLane(hn::SumOfLanes(DI32(), v)); }
 
-// Q4_K per super-block: d·da·Σ_j sc_j·(levels_j · a_j) − dmin·da·Σ_j m_j·(bsum_2j + bsum_2j+1).
-template <int NW, int NR>
-void DotQ4_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
-  using Block = tensor::BlockQ4_K;
+// Q4_K and Q5_K per super-block: d·da·Σ_j sc_j·(levels_j · a_j) − dmin·da·Σ_j m_j·(bsum_2j +
+// bsum_2j+1). Q5_K's fifth bits: bit j of qh[l] for element l of sub-block j.
+template <class Block, int NW, int NR>
+void DotQ45_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a, float* out) {
+  constexpr bool kQ5 = std::is_same_v<Block, tensor::BlockQ5_K>;
   constexpr int kQK = Block::kElems;
   const DU8 du;
   const DI8 di8;
@@ -76,6 +78,12 @@ void DotQ4_K(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t 
         const auto bytes = hn::LoadU(du, block[i] + offsetof(Block, qs) + 32 * c);
         lo[i] = Nibbles<0>(bytes);
         hi[i] = Nibbles<4>(bytes);
+        if constexpr (kQ5) {
+          const auto qh = hn::LoadU(du, block[i] + offsetof(Block, qh));
+          const auto sixteen = hn::Set(du, 16);
+          lo[i] = hn::Or(lo[i], hn::IfThenElseZero(hn::TestBit(qh, hn::Set(du, uint8_t{1} << (2 * c))), sixteen));
+          hi[i] = hn::Or(hi[i], hn::IfThenElseZero(hn::TestBit(qh, hn::Set(du, uint8_t{2} << (2 * c))), sixteen));
+        }
       }
       for (int r = 0; r < NR; ++r) {
         const int8_t* q = a[r].q + b * kQK + 64 * c;

@@ -89,9 +89,8 @@ TEST_P(MatmulTest, ReferenceMatchesDecodedMath) {
 // Every SIMD target gives the reference's result: bit for bit for quantized weights (the
 // same integer sums and the same float steps), to float rounding for F32/F16/BF16.
 // Quantized types: the SIMD kernels sum the same exact integer block dot products as the
-// reference. The K-quants and the types without a fused kernel also add them up in the
-// reference's float order, so they must be equal bit for bit; the fused kernels for blocks of
-// 32 accumulate per lane, so they agree to float rounding of the sum of |w·a| (the worst
+// reference. The K-quants (and IQ4_XS) also add them up in the reference's float order, so
+// they must be equal bit for bit; the kernels for blocks of 32 accumulate per lane, so they agree to float rounding of the sum of |w·a| (the worst
 // case of reordering a float sum). Float types agree to rounding as well.
 TEST_P(MatmulTest, EverySimdTargetMatchesReference) {
   const int64_t n_in = 768, n_out = 13, n_rows = 6;  // tiles of 4 activation rows and a rest
@@ -102,7 +101,7 @@ TEST_P(MatmulTest, EverySimdTargetMatchesReference) {
   std::vector<float> ref(n_rows * n_out), got(n_rows * n_out);
   matmul_reference(w.m, acts, ref.data(), n_out);
   const TensorType type = GetParam();
-  const bool exact = act_type_for(type) == ActType::Q8_K || type == TensorType::Q4_1 || type == TensorType::Q5_1;
+  const bool exact = act_type_for(type) == ActType::Q8_K;
   ThreadPool pool(1);
   MatmulScratch scratch(1, n_in);
   for (int64_t target : EverySimdTarget()) {
@@ -153,8 +152,9 @@ TEST(Matmul, EveryTargetAgreesAtExtremesAndTheFusedX86KernelsBitForBit) {
   acts.set(x.data(), n_rows, n_in, n_in);
   ThreadPool pool(2);
   MatmulScratch scratch(2, n_in);
-  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q4_K, TensorType::Q6_K,
-                          TensorType::IQ4_NL, TensorType::MXFP4, TensorType::IQ4_XS}) {
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_0, TensorType::Q4_1, TensorType::Q5_1,
+                          TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_NL, TensorType::MXFP4,
+                          TensorType::IQ4_XS}) {
     const uint64_t row_bytes = *gguf::row_bytes(type, n_in);
     std::vector<uint8_t> bytes(row_bytes * n_out);
     for (int64_t o = 0; o < n_out; ++o)
