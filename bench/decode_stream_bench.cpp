@@ -4,7 +4,7 @@
 // bandwidth measured in the same process (machine::read_bandwidth, as bench-engine does):
 // how close each weight type's kernel comes to the machine's limit when streaming.
 //   type/...: one type on a 0.5B-like shape (896 × 4864 for floats and blocks of 32, 4864 × 896 for the
-//             K-quants, whose 256-element super-blocks need the longer rows), 512 MB;
+//             K-quants and IQ4_XS, whose 256-element super-blocks need the longer rows), 512 MB;
 //   one_call/...: type/'s matrices of Q8_0, Q4_0 and Q4_K as one matrix read in one call: against
 //             type/, what the calls' starts and ends cost. AVX2 on the Zen 4 VM, three runs of
 //             type/ then one_call/, of the bandwidth: Q8_0 0.76 0.89 0.67 -> 0.95 0.79 0.79, Q4_0
@@ -53,7 +53,7 @@ struct Call {
 
 // The calls of type/ and long_rows/, or with `one_call` their matrices as one (one_call/).
 std::vector<Call> uniform(TensorType type, bool long_rows, bool one_call = false) {
-  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K || type == TensorType::IQ4_XS;
   Call call = k_quant || long_rows ? Call{4864, {{type, 896}}} : Call{896, {{type, 4864}}};
   const uint64_t bytes = *gguf::row_bytes(type, call.n_in) * call.parts[0].n_out;
   const auto calls = static_cast<int64_t>((512ull << 20) / bytes);
@@ -219,7 +219,7 @@ void BM_MoeExperts(benchmark::State& state) {
 
 void Register() {
   for (TensorType type : {TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q5_0, TensorType::Q4_0,
-                          TensorType::Q4_K, TensorType::Q6_K})
+                          TensorType::Q4_K, TensorType::Q6_K, TensorType::IQ4_NL, TensorType::MXFP4, TensorType::IQ4_XS})
     benchmark::RegisterBenchmark(("type/" + std::string(gguf::type_name(type))).c_str(), BM_DecodeStream,
                                  uniform(type, false))
         ->Unit(benchmark::kMillisecond)

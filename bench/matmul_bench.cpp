@@ -78,6 +78,9 @@ void Register() {
       {TensorType::Q6_K, 4864, 896, true}, {TensorType::F16, 896, 4864}, {TensorType::F16, 4864, 896},
       {TensorType::F16, 896, 4864, true}, {TensorType::F16, 4864, 896, true},
       {TensorType::F32, 256, 1536, true},  // pycoder's gate and up
+      {TensorType::IQ4_NL, 896, 4864},  {TensorType::IQ4_NL, 896, 4864, true}, {TensorType::MXFP4, 896, 4864},
+      {TensorType::MXFP4, 896, 4864, true}, {TensorType::IQ4_XS, 4864, 896}, {TensorType::IQ4_XS, 4864, 896, true},
+      {TensorType::Q5_1, 896, 4864},    {TensorType::Q5_K, 4864, 896},
   };
   for (const Case& c : cases) {
     // F16 in both shapes (rows of 4864, the down projection's, are named "long").

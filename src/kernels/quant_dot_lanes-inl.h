@@ -149,12 +149,14 @@ HWY_INLINE V UnsignedLevels(V indices) {
   return hn::TableLookupBytes(hn::LoadU(hn::DFromV<V>(), kUnsignedLevels<Block>.data()), indices);
 }
 
-// MXFP4's 8 exponent bytes at p (E8M0, halved as tensor::mxfp4_scale) as floats: exact.
+// MXFP4's 8 exponent bytes at p (E8M0, halved as tensor::mxfp4_scale) as floats, exactly: e as a
+// float's exponent field is 2^(e - 127) for e ≥ 1, and halving it is exact (2^-127 included);
+// e = 0 (2^-128) is the one that needs its own value.
 HWY_INLINE VF HalvedPowersOfTwo(const uint8_t* p) {
   const auto e = hn::PromoteTo(DI32(), hn::LoadU(hn::Full64<uint8_t>(), p));
-  const auto subnormal = hn::Shl(hn::Set(DI32(), 0x00200000), e);  // e = 0, 1
-  const auto normal = hn::ShiftLeft<23>(hn::Sub(e, hn::Set(DI32(), 1)));
-  return hn::BitCast(DF(), hn::IfThenElse(hn::Lt(e, hn::Set(DI32(), 2)), subnormal, normal));
+  const VF power = hn::Mul(hn::BitCast(DF(), hn::ShiftLeft<23>(e)), hn::Set(DF(), 0.5f));
+  return hn::IfThenElse(hn::RebindMask(DF(), hn::Eq(e, hn::Zero(DI32()))),
+                        hn::BitCast(DF(), hn::Set(DI32(), 0x00200000)), power);
 }
 
 // ---- Blocks of 32 (Q8_0, Q4_0, Q5_0, IQ4_NL, MXFP4) -----------------------------------------
