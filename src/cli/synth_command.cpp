@@ -94,6 +94,9 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--out", a->options.out_path, "Output GGUF file")->required();
   cmd->add_option("--tokenizer", a->options.tokenizer_json,
                   "Hugging Face tokenizer.json to embed (default: built-in byte-level vocabulary)");
+  cmd->add_option("--chat-template", a->options.chat_template_path,
+                  "Jinja chat template file to embed (default: the chat_template of the tokenizer_config.json "
+                  "beside --tokenizer)");
   cmd->add_option("--name", a->options.name, "general.name");
   cmd->add_option("--seed", a->options.seed, "Random seed")->capture_default_str();
   cmd->add_option("-t,--threads", a->options.threads, "Threads (default: all cores)");

@@ -7,10 +7,15 @@ bool is_end_of_generation(const tokenizer::Tokenizer& tokenizer, int32_t token) 
   if (tokenizer.token_type(token) != tokenizer::TokenType::kControl) return false;
   // gpt-oss's harmony writes its messages' structure with control tokens: they are text of
   // the answer (the server reads them, server/harmony_reader.h); <|return|> and <|call|> end it.
+  return !is_harmony_markup(tokenizer, token);
+}
+
+bool is_harmony_markup(const tokenizer::Tokenizer& tokenizer, int32_t token) {
+  if (tokenizer.token_type(token) != tokenizer::TokenType::kControl) return false;
   const std::string_view piece = tokenizer.token_piece(token);
-  const bool harmony_markup = piece == "<|channel|>" || piece == "<|message|>" || piece == "<|start|>" ||
-                              piece == "<|end|>" || piece == "<|constrain|>";
-  return !(harmony_markup && tokenizer.find_token("<|channel|>"));
+  const bool markup = piece == "<|channel|>" || piece == "<|message|>" || piece == "<|start|>" || piece == "<|end|>" ||
+                      piece == "<|constrain|>";
+  return markup && tokenizer.find_token("<|channel|>");
 }
 
 TextOutput::TextOutput(const tokenizer::Tokenizer& tokenizer, const GenerationRequest& request)

@@ -19,6 +19,9 @@ namespace nanoserve::engine {
 // control tokens of gpt-oss's harmony markup (<|channel|>, <|message|>, <|start|>, <|end|>,
 // <|constrain|>) in a vocabulary that has them.
 bool is_end_of_generation(const tokenizer::Tokenizer& tokenizer, int32_t token);
+// Whether a token is one of those harmony markup control tokens, in a vocabulary that speaks
+// harmony (has <|channel|>): text of the answer, which grammars may require (grammar_vocabulary.h).
+bool is_harmony_markup(const tokenizer::Tokenizer& tokenizer, int32_t token);
 
 class TextOutput {
  public:

@@ -18,7 +18,8 @@ class Vocabulary {
   static constexpr int kMaxPlainCharacters = 64;
 
   // token_bytes[id]: the bytes token `id` stands for; empty for tokens a grammar never allows as
-  // text (control tokens). `end_tokens` end generation.
+  // text (control tokens), or special_token_bytes() for a control token grammars may name
+  // (special_token.h). `end_tokens` end generation.
   Vocabulary(const std::vector<std::string>& token_bytes, std::vector<int32_t> end_tokens);
 
   size_t n_tokens() const { return bytes_.size(); }

@@ -5,6 +5,7 @@
 
 #include "server/api_error.h"
 #include "server/generation_request.h"
+#include "server/harmony_tool_grammar.h"
 #include "server/prompt_tokens.h"
 
 namespace nanoserve::server {
@@ -16,10 +17,6 @@ ChatGeneration prepare_chat_generation(const ServedModel& model, const ChatReque
   const bool forces_call =
       chat.tool_choice.kind == ToolChoice::Kind::Required || chat.tool_choice.kind == ToolChoice::Kind::Function;
   if (model.harmony()) {
-    if (forces_call)
-      throw invalid_request("this model writes tool calls in gpt-oss's harmony format, for which a 'tool_choice' "
-                            "that forces a call is not supported; use \"auto\"",
-                            "tool_choice", "unsupported_value");
     readers.harmony.emplace(chat.parallel_tool_calls);
   } else {
     if (model.thinks() && !chat.reasoning_inline) readers.reasoning.emplace(model.opens_thinking(prompt));
@@ -30,7 +27,9 @@ ChatGeneration prepare_chat_generation(const ServedModel& model, const ChatReque
     if (grammar)
       throw invalid_request("a 'tool_choice' that forces a call cannot be combined with 'response_format'",
                             "tool_choice", "unsupported_combination");
-    grammar = forced_tool_call_grammar(chat.tools, chat.tool_choice, model.tool_syntax(), chat.parallel_tool_calls);
+    grammar = model.harmony() ? forced_harmony_call_grammar(chat.tools, chat.tool_choice)
+                              : forced_tool_call_grammar(chat.tools, chat.tool_choice, model.tool_syntax(),
+                                                         chat.parallel_tool_calls);
   }
   ChatGeneration out{
       .request = make_generation_request(std::move(id), std::move(prompt), chat.params, model.bounds(), limits,

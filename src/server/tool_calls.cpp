@@ -139,6 +139,37 @@ ToolCallReader::Pieces ToolCallReader::finish() {
   return out;
 }
 
+json parameters_of(const json& function) {
+  return function.contains("parameters") ? function["parameters"] : json{{"type", "object"}};
+}
+
+uint32_t add_tool_schema_rule(grammar::GrammarBuilder& builder, const json& schema, size_t tool,
+                              std::string_view parameters_at) {
+  const std::string param = fmt::format("tools[{}].function.parameters", tool);
+  try {
+    return grammar::add_json_schema_rule(builder, schema);
+  } catch (const grammar::SchemaError& e) {
+    // A keyword inside the parameters is named by its path there; one outside, by the parameters.
+    std::string keyword = param;
+    if (parameters_at.empty() && !e.keyword.empty())
+      keyword += "." + e.keyword;
+    else if (!parameters_at.empty() && e.keyword.starts_with(parameters_at))
+      keyword += e.keyword.substr(parameters_at.size());
+    throw invalid_request(fmt::format("{}: {}", keyword, e.what()), keyword, "unsupported_schema");
+  } catch (const grammar::GrammarTooLarge& e) {
+    throw invalid_request(fmt::format("{} is too large to enforce: {}", param, e.what()), param, "schema_too_large");
+  }
+}
+
+std::shared_ptr<const grammar::Grammar> build_forced_call_grammar(grammar::GrammarBuilder& builder,
+                                                                  const grammar::Expr& root) {
+  auto grammar = std::make_shared<const grammar::Grammar>(builder.build(builder.add_rule(root)));
+  if (grammar->matches_nothing())
+    throw invalid_request("no call to the functions tool_choice allows can satisfy their parameters",
+                          "tool_choice", "unsupported_schema");
+  return grammar;
+}
+
 std::shared_ptr<const grammar::Grammar> forced_tool_call_grammar(const json& tools, const ToolChoice& choice,
                                                                  ToolSyntax syntax, bool parallel) {
   using namespace grammar;
@@ -149,7 +180,7 @@ std::shared_ptr<const grammar::Grammar> forced_tool_call_grammar(const json& too
     const json& function = tools[i]["function"];
     const std::string name = function["name"].get<std::string>();
     if (choice.kind == ToolChoice::Kind::Function && name != choice.function) continue;
-    json parameters = function.contains("parameters") ? function["parameters"] : json{{"type", "object"}};
+    const json parameters = parameters_of(function);
     json call = {{"type", "object"},
                  {"properties", {{"name", {{"const", name}}}, {arguments_key, parameters}}},
                  {"required", {"name", arguments_key}},
@@ -157,16 +188,7 @@ std::shared_ptr<const grammar::Grammar> forced_tool_call_grammar(const json& too
     // $ref "#/$defs/..." in the parameters point at the parameters' own $defs.
     for (const char* defs : {"$defs", "definitions"})
       if (parameters.is_object() && parameters.contains(defs)) call[defs] = parameters[defs];
-    const std::string param = fmt::format("tools[{}].function.parameters", i);
-    try {
-      calls.push_back(rule_ref(add_json_schema_rule(builder, call)));
-    } catch (const SchemaError& e) {
-      const std::string inside = "properties." + arguments_key;
-      std::string keyword = e.keyword.starts_with(inside) ? param + e.keyword.substr(inside.size()) : param;
-      throw invalid_request(fmt::format("{}: {}", keyword, e.what()), keyword, "unsupported_schema");
-    } catch (const GrammarTooLarge& e) {
-      throw invalid_request(fmt::format("{} is too large to enforce: {}", param, e.what()), param, "schema_too_large");
-    }
+    calls.push_back(rule_ref(add_tool_schema_rule(builder, call, i, "properties." + arguments_key)));
   }
   Expr one_call = alt(std::move(calls));
   Expr root = one_call;
@@ -174,11 +196,7 @@ std::shared_ptr<const grammar::Grammar> forced_tool_call_grammar(const json& too
     const Expr block = seq({literal("<tool_call>\n"), one_call, literal("\n</tool_call>")});
     root = parallel ? seq({block, star(seq({literal("\n"), block}))}) : block;
   }
-  auto grammar = std::make_shared<const Grammar>(builder.build(builder.add_rule(root)));
-  if (grammar->matches_nothing())
-    throw invalid_request("no call to the functions tool_choice allows can satisfy their parameters",
-                          "tool_choice", "unsupported_schema");
-  return grammar;
+  return build_forced_call_grammar(builder, root);
 }
 
 json tool_calls_json(const std::vector<ToolCall>& calls) {

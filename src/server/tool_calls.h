@@ -5,10 +5,12 @@
 //     <tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>, one block per call
 //   Llama 3 (templates with <|python_tag|> or the JSON form): the whole output is
 //     {"name": "f", "parameters": {...}}
+// (gpt-oss's harmony has its own: harmony_reader.h reads its calls, harmony_tool_grammar.h forces one.)
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -70,6 +72,18 @@ class ToolCallReader {
 std::shared_ptr<const grammar::Grammar> forced_tool_call_grammar(const nlohmann::ordered_json& tools,
                                                                  const ToolChoice& choice, ToolSyntax syntax,
                                                                  bool parallel);
+
+// The parts every syntax's forced-call grammar shares (harmony_tool_grammar.h too).
+// A function's parameters schema (an object of any properties when it names none).
+nlohmann::ordered_json parameters_of(const nlohmann::ordered_json& function);
+// Adds `schema`, which holds tools[tool]'s parameters at `parameters_at` (its path inside
+// `schema`, "" when `schema` is the parameters), as a rule of `builder`. Throws ApiError (400)
+// naming tools[tool].function.parameters.<keyword> for a keyword it cannot enforce.
+uint32_t add_tool_schema_rule(grammar::GrammarBuilder& builder, const nlohmann::ordered_json& schema, size_t tool,
+                              std::string_view parameters_at);
+// The grammar of `root`; throws ApiError (400, param tool_choice) when no call can satisfy it.
+std::shared_ptr<const grammar::Grammar> build_forced_call_grammar(grammar::GrammarBuilder& builder,
+                                                                  const grammar::Expr& root);
 
 // Whether `tools` (the chat form: [{"type": "function", "function": {"name", ...}}]) has a
 // function named `name`.

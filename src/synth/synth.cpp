@@ -4,7 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -261,6 +263,16 @@ void make_rows(const PlannedTensor& t, uint64_t tensor_seed, uint64_t row0, uint
   }
 }
 
+// The whole of a chat template file; empty when no path is given.
+std::string read_chat_template(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read chat template " + path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty()) throw std::invalid_argument("chat template " + path + " is empty");
+  return text;
+}
+
 }  // namespace
 
 SynthReport synthesize(const SynthOptions& o) {
@@ -269,13 +281,15 @@ SynthReport synthesize(const SynthOptions& o) {
   const std::vector<PlannedTensor> tensors = plan_tensors(o.config, plan);
   const std::vector<float> rope_factors = o.config.rope_scaling ? llama3_rope_factors(o.config) : std::vector<float>{};
   const unsigned threads = std::max(1u, o.threads ? o.threads : std::thread::hardware_concurrency());
+  const std::string chat_template = read_chat_template(o.chat_template_path);  // before the output exists
 
   const std::string tmp_path = o.out_path + ".partial";
   std::ofstream out(tmp_path, std::ios::binary | std::ios::trunc);
   if (!out) throw std::runtime_error("cannot write " + tmp_path);
   gguf::Writer w(out);
   set_model_metadata(w, o, plan);
-  for (auto& [key, value] : synth_vocab_metadata(o.tokenizer_json, o.config.n_vocab)) w.set(key, std::move(value));
+  for (auto& [key, value] : synth_vocab_metadata(o.tokenizer_json, o.config.n_vocab, chat_template))
+    w.set(key, std::move(value));
   for (const auto& t : tensors) w.add_tensor(t.name, t.type, t.dims);
   w.write_header();
 

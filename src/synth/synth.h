@@ -17,6 +17,9 @@ struct SynthOptions {
   std::string type = "Q8_0";   // file type (Q4_K_M, ...) or weight type; see WeightTypePlan
   std::string out_path;
   std::string tokenizer_json;  // Hugging Face tokenizer.json; empty = built-in byte-level vocabulary
+  // A Jinja chat template file to embed instead of the tokenizer's (gpt-oss ships its template
+  // as chat_template.jinja, not in tokenizer_config.json); empty = the tokenizer's.
+  std::string chat_template_path;
   uint64_t seed = 42;
   unsigned threads = 0;        // 0 = hardware concurrency
 };

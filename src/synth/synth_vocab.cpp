@@ -46,7 +46,8 @@ std::string chat_template_beside(const std::filesystem::path& tokenizer_json) {
 }  // namespace
 
 std::vector<std::pair<std::string, gguf::Value>> synth_vocab_metadata(const std::string& tokenizer_json,
-                                                                      uint32_t n_vocab) {
+                                                                      uint32_t n_vocab,
+                                                                      const std::string& chat_template_override) {
   tokenizer::Vocab vocab = tokenizer_json.empty() ? builtin_vocab() : tokenizer::load_hf_vocab(tokenizer_json);
   if (vocab.tokens.size() > n_vocab) {
     // Added tokens past the model's rows (Gemma 3's <image_soft_token> after the 262144 of its
@@ -62,7 +63,9 @@ std::vector<std::pair<std::string, gguf::Value>> synth_vocab_metadata(const std:
   }
   vocab.pad_to(n_vocab);
   auto entries = tokenizer::vocab_to_gguf(vocab);
-  std::string chat_template = tokenizer_json.empty() ? templates::kChatMlSource : chat_template_beside(tokenizer_json);
+  std::string chat_template = !chat_template_override.empty() ? chat_template_override
+                              : tokenizer_json.empty()          ? std::string(templates::kChatMlSource)
+                                                                : chat_template_beside(tokenizer_json);
   if (!chat_template.empty()) entries.emplace_back("tokenizer.chat_template", gguf::Value::string(chat_template));
   return entries;
 }

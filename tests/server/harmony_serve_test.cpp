@@ -24,6 +24,9 @@ const char* const kAnswer =
 const char* const kCall =
     "<|channel|>analysis<|message|>I need the weather.<|end|><|start|>assistant<|channel|>commentary "
     "to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
+// The same call without the analysis before it, as a forced tool choice has it written.
+const char* const kForcedCall =
+    "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
 
 // gpt-oss's vocabulary and chat template, in a GGUF without weights (the mock engine needs none).
 std::string gpt_oss_vocabulary_gguf() {
@@ -117,12 +120,56 @@ TEST(HarmonyServe, ACommentaryMessageToAFunctionIsAToolCall) {
   EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
   EXPECT_EQ(json::parse(message["tool_calls"][0]["function"]["arguments"].get<std::string>()),
             json({{"city", "Paris"}}));
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
 
-  // A forced call is refused, saying why, in OpenAI's error shape.
-  const JsonResponse forced =
-      post_json(c, "/v1/chat/completions", {{"messages", {kHello}}, {"tools", tools}, {"tool_choice", "required"}});
-  EXPECT_EQ(forced.status, 400) << forced.text;
-  EXPECT_EQ(forced.body["error"]["param"], "tool_choice") << forced.text;
+// A forced tool choice holds the output to harmony's call from its first token
+// (harmony_tool_grammar.h): the mock's passage is that call, which the grammar lets through
+// token by token, and every API reads it as the call, whole and streamed.
+TEST(HarmonyServe, AForcedToolChoiceIsACallInHarmonysForm) {
+  ServerProcess server(served(kForcedCall));
+  auto c = server.client();
+  const json tools = json::parse(R"([{"type": "function", "function": {"name": "get_weather", "description": "The weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+      {"type": "function", "function": {"name": "add", "description": "Adds", "parameters": {"type": "object"}}}])");
+  for (const json& choice : {json("required"), json{{"type", "function"}, {"function", {{"name", "get_weather"}}}}}) {
+    const JsonResponse chat = post_json(
+        c, "/v1/chat/completions", with({{"messages", {kHello}}, {"tools", tools}, {"tool_choice", choice}}, kGreedy));
+    ASSERT_EQ(chat.status, 200) << chat.text;
+    EXPECT_EQ(chat.body["choices"][0]["finish_reason"], "tool_calls") << chat.text;
+    const json& calls = chat.body["choices"][0]["message"]["tool_calls"];
+    ASSERT_EQ(calls.size(), 1u) << chat.text;
+    EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+    EXPECT_EQ(json::parse(calls[0]["function"]["arguments"].get<std::string>()), json({{"city", "Paris"}}));
+  }
+
+  std::string name, arguments;
+  for (const std::string& payload : sse_payloads(
+           post_json(c, "/v1/chat/completions",
+                     with({{"messages", {kHello}}, {"tools", tools}, {"tool_choice", "required"}, {"stream", true}},
+                          kGreedy))
+               .text)) {
+    if (payload == "[DONE]") continue;
+    const json chunk = json::parse(payload);
+    if (chunk["choices"].empty() || !chunk["choices"][0]["delta"].contains("tool_calls")) continue;
+    const json& function = chunk["choices"][0]["delta"]["tool_calls"][0]["function"];
+    name += function.value("name", "");
+    arguments += function.value("arguments", "");
+  }
+  EXPECT_EQ(name, "get_weather");
+  EXPECT_EQ(json::parse(arguments), json({{"city", "Paris"}}));
+
+  const json anthropic_tools = {{{"name", "get_weather"}, {"description", "The weather"},
+                                 {"input_schema", tools[0]["function"]["parameters"]}}};
+  const JsonResponse anthropic =
+      post_json(c, "/v1/messages", with({{"messages", {kHello}}, {"max_tokens", 100}, {"tools", anthropic_tools},
+                                         {"tool_choice", {{"type", "any"}}}},
+                                        kGreedy));
+  ASSERT_EQ(anthropic.status, 200) << anthropic.text;
+  EXPECT_EQ(anthropic.body["stop_reason"], "tool_use") << anthropic.text;
+  ASSERT_EQ(anthropic.body["content"].size(), 1u) << anthropic.text;
+  EXPECT_EQ(anthropic.body["content"][0]["name"], "get_weather");
+  EXPECT_EQ(anthropic.body["content"][0]["input"], json({{"city", "Paris"}}));
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 

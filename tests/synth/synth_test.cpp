@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <unistd.h>
@@ -219,6 +220,26 @@ TEST(Synth, RejectsBadConfigs) {
   EXPECT_THROW(synth_to_temp(c, "Q8_0"), std::invalid_argument);
   EXPECT_THROW(synth_to_temp(shape_a("mamba"), "Q8_0"), std::invalid_argument);
   EXPECT_THROW(synth_to_temp(shape_a("qwen3"), "Q9_K"), std::invalid_argument);
+}
+
+// --chat-template: the file is embedded whole, in place of the built-in vocabulary's ChatML; a
+// path that cannot be read fails before any output is written.
+TEST(Synth, EmbedsAChatTemplateFile) {
+  const std::string source = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}";
+  const std::string path = test::temp_file("synth-chat-template.jinja");
+  std::ofstream(path, std::ios::binary) << source;
+  SynthOptions o;
+  o.config = shape_a("qwen3");
+  o.chat_template_path = path;
+  o.threads = 2;
+  o.out_path = test::temp_file("synth-chat-template.gguf");
+  synthesize(o);
+  EXPECT_EQ(gguf::File::open(o.out_path).metadata().get_string("tokenizer.chat_template"), source);
+
+  o.chat_template_path = path + ".missing";
+  o.out_path = test::temp_file("synth-chat-template-missing.gguf");
+  EXPECT_THROW(synthesize(o), std::runtime_error);
+  EXPECT_FALSE(std::filesystem::exists(o.out_path + ".partial"));
 }
 
 }  // namespace
