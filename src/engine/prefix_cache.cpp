@@ -66,8 +66,9 @@ PrefixCache::Hit PrefixCache::find(std::span<const int32_t> tokens, std::span<co
     a.positions = matched;
     // The tokens past the whole blocks may begin a cached block that followed the last one
     // (the previous turn's answer, the same prompt sent before): its first positions are copied.
-    if (!a.blocks.empty() && matched < limit) {
-      const auto [child, agree] = index_.longest_child(a.blocks.back(), tokens.subspan(static_cast<size_t>(matched)));
+    if (matched < limit) {
+      const int32_t parent = a.blocks.empty() ? -1 : a.blocks.back();
+      const auto [child, agree] = index_.longest_child(parent, tokens.subspan(static_cast<size_t>(matched)));
       const int64_t used = std::min(agree, limit - matched);
       if (used > 0) {
         a.copied = child;
@@ -124,7 +125,8 @@ void PrefixCache::publish(int slot, std::span<const int32_t> tokens, std::span<c
   Slot& s = slots_.at(static_cast<size_t>(slot));
   const std::span<const int32_t> table = pool_.block_table(slot);
   const int64_t block = pool_.block_size();
-  const int64_t whole = std::min(pool_.length(slot), static_cast<int64_t>(tokens.size())) / block;
+  s.computed = std::min(pool_.length(slot), static_cast<int64_t>(tokens.size()));
+  const int64_t whole = s.computed / block;
   for (int64_t i = s.published; s.publishing && i < whole && i < static_cast<int64_t>(hashes.size()); ++i) {
     const auto own = table[static_cast<size_t>(i)];
     const int32_t stands = index_.publish(own, s.chain, hashes[static_cast<size_t>(i)],
@@ -141,8 +143,25 @@ void PrefixCache::publish(int slot, std::span<const int32_t> tokens, std::span<c
 
 void PrefixCache::release(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {
   if (disk_ && enabled_) spill(slot, tokens, hashes);
+  if (enabled_ && !block_states_) keep_tail(slot, tokens);
   pool_.clear(slot);
   slots_.at(static_cast<size_t>(slot)) = Slot{};
+}
+
+// The positions a released sequence computed past its last whole block stay in the pool as a
+// tail, so that the same prompt sent again (or a follow-up that starts with its answer) finds
+// every position: an exact resend then takes no step at all. Not for states besides KV, which
+// cannot be cut inside a block.
+void PrefixCache::keep_tail(int slot, std::span<const int32_t> tokens) {
+  const Slot& s = slots_.at(static_cast<size_t>(slot));
+  const int64_t block = pool_.block_size(), whole = s.computed / block, rest = s.computed % block;
+  const std::span<const int32_t> table = pool_.block_table(slot);
+  if (!s.publishing || s.published != whole || rest == 0 || whole >= static_cast<int64_t>(table.size()) ||
+      static_cast<int64_t>(tokens.size()) < s.computed)
+    return;
+  const int32_t own = table[static_cast<size_t>(whole)];
+  const std::span<const int32_t> tail = tokens.subspan(static_cast<size_t>(whole * block), static_cast<size_t>(rest));
+  if (index_.publish_tail(own, whole == 0 ? -1 : s.chain, tail) == own) pool_.keep(own);
 }
 
 void PrefixCache::spill(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes) {

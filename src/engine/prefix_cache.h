@@ -112,12 +112,14 @@ class PrefixCache {
     int32_t chain = -1;     // the published block that holds the same prefix as its block published - 1
     bool publishing = true;  // false once a block could not be published (the rest never are)
     int64_t state_kept_at = 0;  // the position of the last captured state kept
+    int64_t computed = 0;       // positions whose keys and values a finished step wrote (publish)
   };
   struct KeptState {
     std::vector<float> state;
     std::list<int32_t>::iterator recent;  // its place in states_by_use_
   };
   void end_at_state(Hit& hit) const;  // block_states: back to the last block with a state
+  void keep_tail(int slot, std::span<const int32_t> tokens);
   void spill(int slot, std::span<const int32_t> tokens, std::span<const uint64_t> hashes);
   void forget(int32_t block);  // the pool evicted it
   void keep_state_of(int32_t block, std::vector<float> state);

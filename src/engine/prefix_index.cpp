@@ -67,7 +67,26 @@ int32_t PrefixIndex::publish(int32_t block, int32_t parent, uint64_t hash, std::
   e.parent = parent;
   e.parent_generation = parent < 0 ? 0 : generation_[static_cast<size_t>(parent)];
   e.tokens.assign(block_tokens.begin(), block_tokens.end());
-  if (parent >= 0) children_[parent].push_back(block);
+  children_[parent].push_back(block);
+  return block;
+}
+
+int32_t PrefixIndex::publish_tail(int32_t block, int32_t parent, std::span<const int32_t> tail_tokens) {
+  if (tail_tokens.empty() || static_cast<int64_t>(tail_tokens.size()) >= block_size_)
+    throw std::invalid_argument("prefix index: a tail holds 1 to block_size - 1 tokens");
+  if (parent >= 0 && !entries_.at(static_cast<size_t>(parent)).published) return -1;
+  if (const auto [child, agree] = longest_child(parent, tail_tokens);
+      agree == static_cast<int64_t>(tail_tokens.size()))
+    return child;  // the same positions are cached already
+  Entry& e = entries_.at(static_cast<size_t>(block));
+  if (e.published) return -1;
+  e.published = true;
+  e.tail = true;
+  e.hash = 0;
+  e.parent = parent;
+  e.parent_generation = parent < 0 ? 0 : generation_[static_cast<size_t>(parent)];
+  e.tokens.assign(tail_tokens.begin(), tail_tokens.end());
+  children_[parent].push_back(block);
   return block;
 }
 
@@ -75,10 +94,10 @@ std::pair<int32_t, int64_t> PrefixIndex::longest_child(int32_t parent, std::span
   std::pair<int32_t, int64_t> best = {-1, 0};
   const auto found = children_.find(parent);
   if (found == children_.end()) return best;
-  const size_t n = std::min(tokens.size(), static_cast<size_t>(block_size_));
   for (int32_t child : found->second) {
     const Entry& e = entries_[static_cast<size_t>(child)];
     if (!e.published || !parent_matches(e, parent)) continue;
+    const size_t n = std::min({tokens.size(), static_cast<size_t>(block_size_), e.tokens.size()});
     const auto agree = std::mismatch(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(n), e.tokens.begin());
     const auto k = static_cast<int64_t>(agree.first - tokens.begin());
     if (k > best.second) best = {child, k};
@@ -95,8 +114,9 @@ void PrefixIndex::forget(int32_t block) {
     std::erase(siblings->second, block);
     if (siblings->second.empty()) children_.erase(siblings);
   }
-  by_hash_.erase(e.hash);
+  if (!e.tail) by_hash_.erase(e.hash);
   e.published = false;
+  e.tail = false;
   e.tokens.clear();
 }
 

@@ -40,8 +40,9 @@ class PrefixIndex {
   // The blocks that hold the longest published prefix of `tokens`, in order (whole blocks only;
   // hashes from extend_chain, at least as many as the tokens' whole blocks).
   std::vector<int32_t> match(std::span<const int32_t> tokens, std::span<const uint64_t> hashes) const;
-  // Of the blocks published after `parent` (a matched block), the one whose first tokens agree
-  // longest with `tokens` (at most a block of them): its block and how many agree (0: none).
+  // Of the blocks published after `parent` (a matched block, or -1 for a prefix's first block),
+  // the one whose first tokens agree longest with `tokens` (at most a block of them, at most a
+  // tail's own): its block and how many agree (0: none).
   // Those positions' keys and values are the ones `tokens` would get: a position depends only
   // on the tokens up to it.
   std::pair<int32_t, int64_t> longest_child(int32_t parent, std::span<const int32_t> tokens) const;
@@ -55,6 +56,12 @@ class PrefixIndex {
   // stops publishing that sequence.
   int32_t publish(int32_t block, int32_t parent, uint64_t hash, std::span<const int32_t> block_tokens);
   bool published(int32_t block) const { return entries_[static_cast<size_t>(block)].published; }
+  // Publishes `block` as holding the first tail_tokens.size() (< block_size) positions of the
+  // block after `parent` (-1: the first block): a released sequence's last, partly filled block,
+  // which only longest_child finds (a resend of the same prompt, a follow-up). Returns `block`,
+  // or a child of `parent` published before whose tokens begin with these (then `block` stays
+  // private), or -1 when the parent is not published.
+  int32_t publish_tail(int32_t block, int32_t parent, std::span<const int32_t> tail_tokens);
   // Forgets a block (it is about to hold other positions); blocks published after it no
   // longer match.
   void forget(int32_t block);
@@ -66,7 +73,8 @@ class PrefixIndex {
     uint64_t hash = 0;
     int32_t parent = -1;
     uint32_t parent_generation = 0;
-    std::vector<int32_t> tokens;  // block_size tokens
+    std::vector<int32_t> tokens;  // block_size tokens (a tail: fewer)
+    bool tail = false;            // published by publish_tail: not in by_hash_
   };
   bool parent_matches(const Entry& e, int32_t parent) const;
   bool holds(const Entry& e, int32_t parent, std::span<const int32_t> block_tokens) const;
@@ -75,7 +83,7 @@ class PrefixIndex {
   HashFn hash_;
   std::vector<Entry> entries_;         // per block id
   std::vector<uint32_t> generation_;   // per block id: how many times it was forgotten
-  std::unordered_map<int32_t, std::vector<int32_t>> children_;  // published blocks by parent (not the root)
+  std::unordered_map<int32_t, std::vector<int32_t>> children_;  // published blocks by parent (-1: the root)
   std::unordered_map<uint64_t, int32_t> by_hash_;
 };
 

@@ -57,9 +57,9 @@ StreamRecord run(Engine& engine, const GenerationRequest& r) {
 }
 
 // A conversation of three turns on pycoder: each turn's prompt is the last prompt, the answer,
-// and a new message. With the cache, each turn finds every whole block of the turn before
-// (prompt and answer: the answer's last token was never fed, so prompt + answer - 1
-// positions were computed), and its tokens equal those without the cache.
+// and a new message. With the cache, each turn finds every position the turn before computed
+// (prompt and answer: the answer's last token was never fed, so prompt + answer - 1; the last
+// block's too, kept as a tail), and its tokens equal those without the cache.
 TEST(PrefixCache, AConversationFindsEachTurnBeforeAndAnswersTheSame) {
   auto on = make_engine({.kind = "batch", .model_path = pycoder_path(), .threads = kThreads, .prefix_cache = "on"});
   auto off = make_engine({.kind = "batch", .model_path = pycoder_path(), .threads = kThreads, .prefix_cache = "off"});
@@ -72,7 +72,7 @@ TEST(PrefixCache, AConversationFindsEachTurnBeforeAndAnswersTheSame) {
     const StreamRecord with = run(*on, r), without = run(*off, r);
     EXPECT_EQ(with.tokens, without.tokens) << "turn " << turn;
     EXPECT_EQ(with.text, without.text) << "turn " << turn;
-    EXPECT_EQ(with.last.stats.cached_tokens, whole_blocks(computed_before)) << "turn " << turn;
+    EXPECT_EQ(with.last.stats.cached_tokens, computed_before) << "turn " << turn;
     EXPECT_EQ(without.last.stats.cached_tokens, 0);
     if (turn == 2) break;
     computed_before = static_cast<int64_t>(prompt.size() + with.tokens.size()) - 1;
@@ -86,30 +86,46 @@ TEST(PrefixCache, AConversationFindsEachTurnBeforeAndAnswersTheSame) {
   EXPECT_GT(m.kv_cached_blocks, 0);
 }
 
-// The same prompt again computes nothing where its first run filled the block that holds its
-// last token (that run's answer went on past the block's end): the logits after the prompt are
-// cached too, so its first token takes no step. Otherwise it computes its last token. A prompt
-// shorter than a block is not looked up. Its tokens are those without the cache either way.
-TEST(PrefixCache, AnExactResendComputesNothingOnceItsLastBlockIsCached) {
+// The same prompt again computes nothing, whatever its length and wherever the first run's
+// answer stopped (inside the prompt's last block or past it, a prompt shorter than a block too):
+// the positions the first run computed past its last whole block stay cached as a tail, and the
+// logits after the prompt are cached too, so its first token takes no step. Its tokens are those
+// without the cache.
+TEST(PrefixCache, AnExactResendComputesNothing) {
   BatchEngine on(tiny_options(true)), off(tiny_options(false));
-  constexpr int kMax = 12;
-  uint64_t logits_hits = 0;
-  for (int n : {1, 15, 16, 17, 32, 33, 200}) {
-    GenerationRequest r = request(tokens(n, n), kMax);
-    r.speculative = false;  // one token per step
-    const StreamRecord first = run(on, r), again = run(on, r), without = run(off, r);
-    const int64_t published = whole_blocks(n + kMax - 1);  // the first run computed n + kMax - 1 positions
-    const int64_t want = n < kBlock ? 0 : std::min<int64_t>(n, published);
-    EXPECT_EQ(first.last.stats.cached_tokens, 0) << n;
-    EXPECT_EQ(again.last.stats.cached_tokens, want) << n;
-    EXPECT_EQ(again.last.stats.decode_steps, want == n ? kMax - 1 : kMax) << n;
-    logits_hits += want == n ? 1 : 0;
-    EXPECT_EQ(first.tokens, without.tokens) << n;
-    EXPECT_EQ(again.tokens, without.tokens) << n;
+  for (const int max_tokens : {1, 2, 12}) {
+    for (const int n : {1, 15, 16, 17, 32, 33, 200}) {
+      const int seed = n + 300 * (max_tokens == 1 ? 0 : max_tokens == 2 ? 1 : 2);  // a first token of its own
+      GenerationRequest r = request(tokens(n, seed), max_tokens);
+      r.speculative = false;  // one token per step
+      const StreamRecord first = run(on, r), again = run(on, r), without = run(off, r);
+      EXPECT_EQ(first.last.stats.cached_tokens, 0) << n << " " << max_tokens;
+      EXPECT_EQ(again.last.stats.cached_tokens, n) << n << " " << max_tokens;
+      EXPECT_EQ(again.last.stats.decode_steps, max_tokens - 1) << n << " " << max_tokens;
+      EXPECT_EQ(first.tokens, without.tokens) << n;
+      EXPECT_EQ(again.tokens, without.tokens) << n;
+    }
   }
-  EXPECT_EQ(on.metrics().prefix_logits_hits, logits_hits);
-  EXPECT_EQ(logits_hits, 3u);  // 16, 32, 200
+  EXPECT_EQ(on.metrics().prefix_logits_hits, 21u);
   EXPECT_EQ(on.metrics().kv_used_blocks, 0);
+}
+
+// A tail is found by what its positions hold: a prompt that agrees with a kept tail for only
+// some of its tokens takes those and computes the rest, with the tokens it would have without
+// the cache.
+TEST(PrefixCache, AKeptTailServesOnlyThePositionsThatAgree) {
+  BatchEngine on(tiny_options(true)), off(tiny_options(false));
+  std::vector<int32_t> prompt = tokens(40, 7);  // 2 whole blocks and 8 positions
+  GenerationRequest first = request(prompt, 4);
+  first.speculative = false;
+  run(on, first);
+  std::vector<int32_t> other = prompt;
+  other[36] = other[36] + 1;  // agrees with the tail for positions 32..35
+  GenerationRequest r = request(other, 4);
+  r.speculative = false;
+  const StreamRecord again = run(on, r), without = run(off, r);
+  EXPECT_EQ(again.last.stats.cached_tokens, 36);
+  EXPECT_EQ(again.tokens, without.tokens);
 }
 
 // The cached logits are the model's own: a resend with a logit_bias that bans the first run's
@@ -173,7 +189,7 @@ TEST(PrefixCache, CachePromptFalseSkipsLookupAndPublication) {
   EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 0);
   r.cache_prompt = true;
   EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 0);
-  EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 96);
+  EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 100);
   r.cache_prompt = false;
   EXPECT_EQ(run(engine, r).last.stats.cached_tokens, 0);
   EXPECT_EQ(engine.metrics().prefix_lookups, 2u);
