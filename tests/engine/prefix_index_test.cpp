@@ -132,6 +132,32 @@ TEST(PrefixIndex, TheLongestChildAgreesWithTheMostTokens) {
   EXPECT_EQ(index.longest_child(0, tail).second, 0);
 }
 
+// A tail (a block's first positions, kept when its sequence ends) is found only as a child,
+// after its parent or as a first block; the same positions published twice stand as one; a
+// tail is never a whole block, and forgetting it or its parent ends it.
+TEST(PrefixIndex, ATailIsFoundAsAChildOnly) {
+  PrefixIndex index(8, kBlock);
+  publish_all(index, {0, 1, 2, 3}, {0});
+  const std::vector<int32_t> tail = {4, 5, 6};
+  EXPECT_EQ(index.publish_tail(1, 0, tail), 1);
+  EXPECT_EQ(index.longest_child(0, std::vector<int32_t>{4, 5, 6, 7}), (std::pair<int32_t, int64_t>{1, 3}));
+  EXPECT_EQ(index.longest_child(0, std::vector<int32_t>{4, 9}), (std::pair<int32_t, int64_t>{1, 1}));
+  EXPECT_EQ(index.publish_tail(2, 0, std::vector<int32_t>{4, 5}), 1);  // its positions are cached already
+  EXPECT_EQ(index.publish_tail(2, 0, std::vector<int32_t>{4, 9}), 2);  // other positions
+  EXPECT_EQ(index.longest_child(0, std::vector<int32_t>{4, 9}), (std::pair<int32_t, int64_t>{2, 2}));
+  const std::vector<int32_t> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(match(index, all), (std::vector<int32_t>{0}));  // a tail is no whole block
+  EXPECT_EQ(index.publish_tail(3, -1, std::vector<int32_t>{8, 9}), 3);  // a first block's
+  EXPECT_EQ(index.longest_child(-1, std::vector<int32_t>{8, 9, 10}), (std::pair<int32_t, int64_t>{3, 2}));
+  EXPECT_EQ(index.longest_child(-1, std::vector<int32_t>{0, 1, 5}), (std::pair<int32_t, int64_t>{0, 2}));
+  EXPECT_EQ(index.publish_tail(4, 6, std::vector<int32_t>{1}), -1);  // the parent is not published
+  EXPECT_THROW(index.publish_tail(4, 0, std::vector<int32_t>{4, 5, 6, 7}), std::invalid_argument);  // a whole block
+  index.forget(3);
+  EXPECT_EQ(index.longest_child(-1, std::vector<int32_t>{8, 9}).second, 0);
+  index.forget(0);
+  EXPECT_EQ(index.longest_child(0, tail).second, 0);
+}
+
 TEST(PrefixIndex, ForgettingABlockCutsTheChainsAfterIt) {
   PrefixIndex index(8, kBlock);
   const std::vector<int32_t> tokens = iota_tokens(12, 0);
