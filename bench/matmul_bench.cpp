@@ -21,6 +21,7 @@ struct Case {
   TensorType type;
   int64_t n_in, n_out;
   bool interleaved = false;  // regrouped by 8 rows, as a loaded model's are on x86 (tensor/interleave.h)
+  bool float_path = false;   // BF16: widened to floats even where the CPU multiplies BF16 pairs
 };
 
 void BM_Matmul(benchmark::State& state, Case c) {
@@ -39,11 +40,14 @@ void BM_Matmul(benchmark::State& state, Case c) {
   if (c.interleaved) interleave_rows(m, pool);
   MatmulScratch scratch(1, c.n_in);
   Activations acts;
+  const bool pairs = bf16_pair_dots();
+  set_bf16_pair_dots(!c.float_path);
   for (auto _ : state) {
     acts.set(x.data(), rows, c.n_in, c.n_in);  // includes quantizing the activations, as a forward does
     matmul(m, acts, out.data(), c.n_out, pool, scratch);
     benchmark::DoNotOptimize(out.data());
   }
+  set_bf16_pair_dots(pairs);
   const double macs = static_cast<double>(c.n_in) * c.n_out * rows;
   state.counters["GMAC/s"] = benchmark::Counter(macs * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["weight_GB/s"] =
@@ -81,12 +85,14 @@ void Register() {
       {TensorType::IQ4_NL, 896, 4864},  {TensorType::IQ4_NL, 896, 4864, true}, {TensorType::MXFP4, 896, 4864},
       {TensorType::MXFP4, 896, 4864, true}, {TensorType::IQ4_XS, 4864, 896}, {TensorType::IQ4_XS, 4864, 896, true},
       {TensorType::Q5_1, 896, 4864},    {TensorType::Q5_K, 4864, 896},
+      {TensorType::BF16, 896, 4864, true}, {TensorType::BF16, 896, 4864, true, true},
   };
   for (const Case& c : cases) {
     // F16 in both shapes (rows of 4864, the down projection's, are named "long").
     const bool long_float = c.n_in > c.n_out && c.type == TensorType::F16;
     const std::string name =
-        "matmul/" + std::string(gguf::type_name(c.type)) + (c.interleaved ? "x8" : "") + (long_float ? "long" : "");
+        "matmul/" + std::string(gguf::type_name(c.type)) + (c.interleaved ? "x8" : "") + (long_float ? "long" : "") +
+        (c.float_path ? "-floats" : "");
     benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, c)
         ->Arg(1)
         ->Arg(5)  // a verify step of 4 draft tokens

@@ -110,7 +110,16 @@ void Activations::prepare(ActType type, ThreadPool* pool) {
       break;
     case ActType::BF16:
       grow(bf16_, n_rows_ * n);
-      for_rows([&](int64_t r) { round_through_bf16_simd(f32(r), n, bf16_.data() + r * n); });
+      grow(bf16_bits_, n_rows_ * n);
+      for_rows([&](int64_t r) {
+        float* rounded = bf16_.data() + r * n;
+        round_through_bf16_simd(f32(r), n, rounded);
+        for (int64_t i = 0; i < n; ++i) {  // exact: the rounded value's low 16 bits are zero
+          uint32_t bits;
+          std::memcpy(&bits, rounded + i, sizeof bits);
+          bf16_bits_[r * n + i] = static_cast<uint16_t>(bits >> 16);
+        }
+      });
       break;
     case ActType::Q8_0:
     case ActType::Q8_1: {

@@ -64,6 +64,8 @@ class Activations {
   const float* f32(int64_t r) const { return x_ + r * stride_; }
   // The F32, F16 or BF16 form: the rows, or their values rounded to F16 / BF16.
   FloatRows float_rows(ActType type) const;
+  // The BF16 form's bit patterns (row r at r × n_cols), for the kernels that multiply BF16 pairs.
+  const uint16_t* bf16_bits(int64_t r) const { return bf16_bits_.data() + r * n_cols_; }
   const Q8Block32Rows& q8_block32() const { return q8_; }
   const Q8KRows& q8_k() const { return q8k_; }
 
@@ -72,6 +74,7 @@ class Activations {
   int64_t n_rows_ = 0, n_cols_ = 0, stride_ = 0;
   bool have_[6] = {};
   std::vector<float> f16_, bf16_;
+  std::vector<uint16_t> bf16_bits_;
   Q8Block32Rows q8_;
   Q8KRows q8k_;
 };

@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,23 @@ MatmulScratch::MatmulScratch(int n_threads, int64_t max_n_in)
     groups_[t].resize(max_n_in / 16 + 1);
   }
 }
+
+namespace {
+
+bool cpu_has_bf16_pairs() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+std::atomic<bool> g_bf16_pair_dots{cpu_has_bf16_pairs()};
+
+}  // namespace
+
+bool bf16_pair_dots() { return g_bf16_pair_dots.load(std::memory_order_relaxed); }
+void set_bf16_pair_dots(bool on) { g_bf16_pair_dots.store(on && cpu_has_bf16_pairs(), std::memory_order_relaxed); }
 
 bool can_interleave(const Matrix& w) {
   return tensor::has_interleaved_layout(w.type) && !w.interleaved && w.n_out % tensor::kInterleaveRows == 0 &&

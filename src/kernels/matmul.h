@@ -35,8 +35,14 @@ struct Matrix {
 // Whether this CPU's best kernels read interleaved matrices faster than plain rows (the
 // x86 targets; elsewhere interleaved rows would be unpacked one by one).
 bool interleaving_pays();
-// Whether interleave_rows() applies: Q8_0, Q5_0, Q4_0, Q4_K, Q6_K, F32, F16 or BF16 with whole
-// groups of 8 rows.
+
+// Whether interleaved BF16 weights multiply in BF16 pairs (AVX-512 BF16's vdpbf16ps: two products
+// a lane per instruction) where this CPU has them; else as floats. Tests turn it off to compare
+// the two paths; turning it on where the CPU lacks the instruction changes nothing.
+bool bf16_pair_dots();
+void set_bf16_pair_dots(bool on);
+// Whether interleave_rows() applies: a type with an interleaved layout (tensor/interleave.h) with
+// whole groups of 8 rows.
 bool can_interleave(const Matrix& w);
 // Rewrites w's rows (writable memory) in the interleaved layout, on the pool's threads.
 void interleave_rows(Matrix& w, ThreadPool& pool);

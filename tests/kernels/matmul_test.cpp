@@ -408,5 +408,40 @@ TEST(InterleavedFloatMatmul, ARowGivesTheSameBitsInEveryTileAndTheReferenceToRou
   }
 }
 
+// Where the CPU multiplies BF16 pairs (vdpbf16ps), interleaved BF16 weights take that path; the
+// float path (BF16 widened) is the portable one. Both give each output the reference's value to
+// float rounding of the sum of |w·a|, on a shape with a last group alone, an odd row length and
+// batches of every tile size.
+TEST(InterleavedFloatMatmul, BF16PairsAgreeWithTheFloatPath) {
+  if (!bf16_pair_dots()) GTEST_SKIP() << "this CPU has no AVX-512 BF16";
+  const int64_t n_in = 201, n_out = 40;
+  TestMatrix w(TensorType::BF16, n_in, n_out, 51);
+  TestMatrix packed = w;
+  ThreadPool pool(1);
+  ASSERT_NO_FATAL_FAILURE(interleave_and_unpack_rows(w, packed, pool));
+  int64_t differ = 0;  // the two paths add in other orders: some outputs' last bits differ
+  for (int64_t rows : {1, 3, 8, 9, 70}) {
+    const auto x = random_floats(n_in * rows, 52 + rows);
+    Activations acts;
+    acts.set(x.data(), rows, n_in, n_in);
+    std::vector<float> pairs(rows * n_out), floats(rows * n_out);
+    MatmulScratch scratch(1, n_in);
+    matmul(packed.m, acts, pairs.data(), n_out, pool, scratch);
+    set_bf16_pair_dots(false);
+    acts.set(x.data(), rows, n_in, n_in);
+    matmul(packed.m, acts, floats.data(), n_out, pool, scratch);
+    set_bf16_pair_dots(true);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t o = 0; o < n_out; ++o) {
+        float magnitude = 0.0f;
+        for (int64_t i = 0; i < n_in; ++i) magnitude += std::fabs(w.decoded[o * n_in + i] * x[r * n_in + i]);
+        ASSERT_NEAR(pairs[r * n_out + o], floats[r * n_out + o], 2e-6f * magnitude) << "row " << r << " out " << o;
+        differ += pairs[r * n_out + o] != floats[r * n_out + o] ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(differ, 0);
+}
+
 }  // namespace
 }  // namespace nanoserve::kernels
