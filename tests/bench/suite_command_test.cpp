@@ -110,11 +110,15 @@ TEST_F(SuiteCommand, ThePrefixPhaseMeasuresColdAndWarmRequests) {
       EXPECT_EQ(cached, 0) << row.dump();
     }
     if (c == "followup") {
-      EXPECT_EQ(cached, 32) << row.dump();  // the 40-token conversation's 2 whole blocks
+      EXPECT_EQ(cached, 40) << row.dump();  // every position of the 40-token conversation (the last 8 a tail)
     }
-    // The same prompt answered before (it then computed prompt + 2 positions): all but its last
-    // token when that filled the block holding it, else its whole blocks of 16.
-    if (c == "resend" || c == "restart_warm") {
+    // The same prompt answered before, in memory: every position.
+    if (c == "resend") {
+      EXPECT_EQ(cached, prompt) << row.dump();
+    }
+    // After a restart, from the disk tier's whole blocks (it then computed prompt + 2 positions):
+    // all but its last token when that filled the block holding it, else its whole blocks of 16.
+    if (c == "restart_warm") {
       const bool filled = prompt % 16 == 0 || (prompt + 2) / 16 > prompt / 16;
       EXPECT_EQ(cached, filled ? prompt - 1 : prompt / 16 * 16) << row.dump();
     }
