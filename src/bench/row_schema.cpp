@@ -54,6 +54,8 @@ const std::vector<Field> kStep = {{"rows", kInteger}, {"step_ms", kNumber}, {"ca
 // Request fields that a phase's rows written before they existed lack: checked where present.
 const std::map<std::string, std::vector<Field>> kPhaseRequestLater = {
     {"context", {{"kv_type", kString}}},  // before the q8_0 KV cache: f16
+    // before the batch engine's arms: the sequential engine, one stream
+    {"raw", {{"in_process_engine", kString}, {"streams", kInteger}, {"stream", kInteger}, {"start_offset_us", kInteger}}},
 };
 
 // What each phase adds to its request rows.

@@ -33,11 +33,12 @@ struct SuiteOptions {
   std::vector<int> context_lengths;
   int context_max_tokens = 0;
   std::vector<std::string> context_kv_types;
-  // raw: ABBA pairs of (served, in-process) requests.
+  // raw: ABBA pairs of (served, in-process) requests per arm: the sequential engine, the batch
+  // engine with one stream, and the batch engine with `streams` requests at once on each side.
   int raw_pairs = 0, raw_prompt = 0, raw_max_tokens = 0;
   // overhead: requests to the mock engine (no token delay) and to the real one.
   int overhead_mock_requests = 0, overhead_engine_requests = 0;
-  // concurrency: simultaneous streams per engine.
+  // concurrency: simultaneous streams per engine (`streams` also sizes raw's and spec's rounds).
   int streams = 0, concurrency_prompt = 0, concurrency_max_tokens = 0;
   std::vector<std::string> concurrency_engines;
   // prefix: a conversation (cold, follow-up, resend), a prompt across a restart, streams

@@ -73,12 +73,12 @@ void add_suite(CLI::App& bench) {
   cmd->add_option("--context-max-tokens", o->context_max_tokens, "context: tokens generated per request")->check(kAtLeastOne);
   cmd->add_option("--context-kv-types", o->context_kv_types, "context: KV cache types, each a server per length (default f16,q8_0)")
       ->delimiter(',');
-  cmd->add_option("--raw-pairs", o->raw_pairs, "raw: ABBA pairs")->check(kAtLeastOne);
+  cmd->add_option("--raw-pairs", o->raw_pairs, "raw: ABBA pairs per arm (sequential engine; batch engine, one stream and --streams)")->check(kAtLeastOne);
   cmd->add_option("--raw-prompt", o->raw_prompt, "raw: prompt tokens")->check(kAtLeastOne);
   cmd->add_option("--raw-max-tokens", o->raw_max_tokens, "raw: tokens generated")->check(kAtLeastOne);
   cmd->add_option("--overhead-mock-requests", o->overhead_mock_requests, "overhead: requests to the mock engine")->check(kAtLeastOne);
   cmd->add_option("--overhead-engine-requests", o->overhead_engine_requests, "overhead: requests to the real engine")->check(kAtLeastOne);
-  cmd->add_option("--streams", o->streams, "concurrency: simultaneous streams")->check(CLI::Range(1, 256));
+  cmd->add_option("--streams", o->streams, "concurrency, raw and spec: simultaneous streams")->check(CLI::Range(1, 256));
   cmd->add_option("--concurrency-engines", o->concurrency_engines, "concurrency: engines to compare")->delimiter(',');
   cmd->add_option("--concurrency-prompt", o->concurrency_prompt, "concurrency: prompt tokens")->check(kAtLeastOne);
   cmd->add_option("--concurrency-max-tokens", o->concurrency_max_tokens, "concurrency: tokens generated per stream")->check(kAtLeastOne);

@@ -2,6 +2,7 @@
 // golden model: the JSONL rows parse and match the schema, an engine this build lacks
 // fails its part with the server's own message (the suite goes on), the charts and
 // summary.md are written, and bad flags are refused with a message.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -70,7 +71,21 @@ TEST_F(SuiteCommand, WritesRowsThatMatchTheSchemaAndCharts) {
   EXPECT_EQ(errors, 1u);
   EXPECT_EQ(overhead.size(), 6u + 6u + 2u);      // mock, mock with logit_bias, sequential
   EXPECT_EQ(concurrency.size(), 2u * 2u * 3u + 1u);  // 2 engines × 2 rounds × 3 streams, 1 error
-  EXPECT_EQ(raw.size(), 2u * 2u);
+  // Raw: 2 pairs of the sequential engine, 2 of the batch engine with one stream, 2 of rounds of
+  // 3 streams; both sides of a pair run the arm's engine, and a round's streams start together.
+  std::map<std::string, int> raw_arms;
+  for (const json& row : raw) {
+    ASSERT_EQ(row["kind"], "request") << row.dump();
+    const std::string engine = row["in_process_engine"];
+    EXPECT_EQ(row["engine"], engine) << row.dump();
+    ++raw_arms[fmt::format("{}/{}/{}", engine, row["streams"].get<int>(), row["target"].get<std::string>())];
+    EXPECT_LT(row["stream"].get<int>(), row["streams"].get<int>());
+    EXPECT_GE(row["start_offset_us"].get<int64_t>(), 0);
+    EXPECT_LT(row["start_offset_us"].get<int64_t>(), 1'000'000) << row.dump();
+  }
+  EXPECT_EQ(raw_arms, (std::map<std::string, int>{{"sequential/1/served", 2}, {"sequential/1/in-process", 2},
+                                                  {"batch/1/served", 2}, {"batch/1/in-process", 2},
+                                                  {"batch/3/served", 6}, {"batch/3/in-process", 6}}));
   EXPECT_NE(suite.err.find("1 failed part"), std::string::npos) << suite.err;
 
   const std::string docs = (dir_ / "docs").string();
@@ -81,7 +96,9 @@ TEST_F(SuiteCommand, WritesRowsThatMatchTheSchemaAndCharts) {
   EXPECT_FALSE(fs::exists(fs::path(docs) / "bench-context-ttft.png"));  // no context rows, no chart
   const std::string summary = test::read_file((fs::path(out) / "summary.md").string());
   for (const char* text : {"## Machine and build", "## Server overhead", "## Concurrent streams", "## Context length",
-                           "Not measured in this run", "nosuch engine", "](../docs/bench-raw-pairs.png)"})
+                           "Not measured in this run", "nosuch engine", "](../docs/bench-raw-pairs.png)",
+                           "| sequential, 1 stream (2 pairs): served − in-process", "| batch, 1 stream (2 pairs)",
+                           "| batch, 3 streams (2 pairs)", "| aggregate (%) |"})
     EXPECT_NE(summary.find(text), std::string::npos) << text << "\n" << summary;
 }
 
