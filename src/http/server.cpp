@@ -38,9 +38,11 @@ constexpr std::chrono::milliseconds kOverCapTimeout{2'000};
 // Past the caps by this many more, a new connection is closed at once.
 constexpr size_t kOverCapReserve = 64;
 // After an error that ends a connection, what the client still sends is read and dropped
-// for a while, so that closing does not reset the connection before it reads the answer.
-constexpr std::chrono::milliseconds kLingerTime{1'000};
-constexpr size_t kLingerBytes = 1u << 20;
+// for a while (nginx's lingering close), so that closing does not reset the connection before
+// it reads the answer: a client that sends a whole oversized body before it reads (the SDKs do)
+// gets its 413. Bounded in time and bytes, so a client cannot hold the loop's attention.
+constexpr std::chrono::milliseconds kLingerTime{2'000};
+constexpr size_t kLingerBytes = 128u << 20;
 constexpr size_t kReadBufferBytes = 64u << 10;
 
 std::string peer_address(const sockaddr_storage& addr) {
