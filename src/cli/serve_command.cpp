@@ -27,6 +27,7 @@
 #include "ollama/ollama_api.h"
 #include "responses/responses_api.h"
 #include "server/http_server.h"
+#include "server/server_drain.h"
 #include "server/served_model.h"
 #include "synth/synth.h"
 
@@ -40,6 +41,7 @@ struct ServeArgs {
   engine::EngineOptions engine;
   double request_timeout_s = 30;  // set into server.connections
   double idle_timeout_s = 60;
+  double drain_timeout_s = 30;  // after SIGTERM (server_drain.h)
   std::vector<std::string> logit_bias;  // "ID+BIAS" or "ID-BIAS", as llama-server takes them
 };
 
@@ -174,7 +176,7 @@ void serve(ServeArgs a) {
   int signal = 0;
   sigwait(&stop_signals, &signal);
   fmt::print(stderr, "nanoserve: {}: finishing requests in flight, then stopping\n", strsignal(signal));
-  http.stop();
+  server::drain_and_stop(http, stop_signals, milliseconds_of(a.drain_timeout_s));
 }
 
 }  // namespace
@@ -245,6 +247,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--request-timeout", a->request_timeout_s,
                   "Seconds a request's headers and body may take to arrive, in all (408 after)")
       ->envname("NANOSERVE_REQUEST_TIMEOUT")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--drain-timeout", a->drain_timeout_s,
+                  "Seconds the requests in flight get to finish after SIGTERM/SIGINT (health then answers 503 and "
+                  "new requests are refused); the rest then end with an error event")
+      ->envname("NANOSERVE_DRAIN_TIMEOUT")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--idle-timeout", a->idle_timeout_s, "Seconds a keep-alive connection may wait between requests")
       ->envname("NANOSERVE_IDLE_TIMEOUT")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--max-connections", s.connections.max_connections,

@@ -109,6 +109,13 @@ class Server::Loop {
     return bound_port(listener_);
   }
 
+  void drain() {
+    draining_ = true;
+    wake();
+  }
+
+  int64_t in_flight() const { return in_flight_.load(); }
+
   void stop() {
     if (!threads_) return;
     stopping_ = true;
@@ -383,9 +390,12 @@ class Server::Loop {
     bool path_known = false;
     const Route* route = find_route(request, &path_known);
     // HTTP/1.0 clients get one answer a connection (keeping theirs alive needs a header more).
-    const bool keep_alive = request.minor_version >= 1 && request.keep_alive() && !stopping_;
-    if (!route || (c.over_cap && !route->on_event_loop)) {
-      const Response error = refusal(request, route, path_known);
+    const bool keep_alive = request.minor_version >= 1 && request.keep_alive() && !stopping_ && !draining_;
+    const bool refused_for_drain = route && draining_ && !route->while_draining;
+    if (!route || (c.over_cap && !route->on_event_loop) || refused_for_drain) {
+      const Response error = refused_for_drain
+                                  ? hooks_.error_response(request.path, 503, "the server is shutting down: retry elsewhere")
+                                  : refusal(request, route, path_known);
       const bool close = c.over_cap || !keep_alive;
       send_now(c, request.method == "HEAD" ? response_head(error, false, !close) : whole_response(error, !close));
       answered(request, error.status);
@@ -400,7 +410,12 @@ class Server::Loop {
     c.out_sent = 0;
     c.exchange = std::make_shared<Exchange>(c.fd, std::move(unsent), config_.limits.max_pending_response_bytes,
                                             [this, id] { ready(id); });
+    ++in_flight_;
     auto job = [this, exchange = c.exchange, route, keep_alive, request = std::move(request)] {
+      struct Done {
+        std::atomic<int64_t>& count;
+        ~Done() { --count; }
+      } done{in_flight_};
       ResponseWriter writer(exchange, keep_alive, request.method == "HEAD");
       try {
         route->handler(request, writer);
@@ -579,6 +594,8 @@ class Server::Loop {
   int wake_fd_ = -1;
   bool listener_paused_ = false;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> in_flight_{0};  // handlers dispatched that have not returned
   std::unique_ptr<LeaderFollowers> threads_;
   // The loop's own: touched by the leading thread alone (leadership passes under a mutex).
   bool accepting_ = true;
@@ -598,6 +615,10 @@ Server::Server(ServerConfig config, std::vector<Route> routes, ServerHooks hooks
 Server::~Server() { stop(); }
 
 int Server::start() { return loop_->start(); }
+
+void Server::drain() { loop_->drain(); }
+
+int64_t Server::in_flight() const { return loop_->in_flight(); }
 
 void Server::stop() { loop_->stop(); }
 

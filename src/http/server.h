@@ -31,6 +31,9 @@ struct Route {
   // Answered on the event loop itself instead of by a worker, so that it is answered while
   // every worker is busy and past the connection caps. Its handler must not block.
   bool on_event_loop = false;
+  // Still answered while the server drains (a health check a balancer reads); every other
+  // route then gets 503 at once.
+  bool while_draining = false;
 };
 
 struct ConnectionLimits {
@@ -71,6 +74,11 @@ class Server {
   // Binds, listens and starts serving; returns the port. Throws std::runtime_error when it
   // cannot bind.
   int start();
+  // Draining: new requests (on new connections and kept-alive ones) are answered 503 at once
+  // and their connections closed, but routes marked while_draining; answers in flight go on.
+  void drain();
+  // Requests whose handlers have not returned yet.
+  int64_t in_flight() const;
   // Stops accepting and reading new requests, lets the answers in flight finish, then returns.
   void stop();
 

@@ -27,7 +27,7 @@ RelayEnd relay_answer(ServerState& state, std::shared_ptr<engine::Stream> stream
       [&](size_t, const RelayEnd& e) {
         if (e.kind == RelayEnd::Kind::Done) gone = !deliver(read_piece(readers, "", true));
       },
-      client_connected, state.metrics())[0];
+      client_connected, state)[0];
   if (gone) {
     end = RelayEnd{.kind = RelayEnd::Kind::ClientGone, .finish = {}, .stop = {}, .stats = {}, .error = {}};
     state.metrics().count_cancellation();

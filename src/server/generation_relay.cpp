@@ -18,7 +18,8 @@ double seconds_between(Clock::time_point from, Clock::time_point to) {
 
 std::vector<RelayEnd> relay_generations(std::span<engine::Stream* const> streams, Clock::time_point received,
                                         const SendText& send_text, const std::function<void(size_t, const RelayEnd&)>& on_end,
-                                        const std::function<bool()>& client_connected, ServerMetrics& metrics) {
+                                        const std::function<bool()>& client_connected, ServerState& state) {
+  ServerMetrics& metrics = state.metrics();
   const size_t n = streams.size();
   std::vector<RelayEnd> ends(n);
   std::vector<bool> ended(n, false);
@@ -34,6 +35,17 @@ std::vector<RelayEnd> relay_generations(std::span<engine::Stream* const> streams
   // Each stream waits its share of the interval, so the client is checked as often as with one.
   const auto wait = std::max(std::chrono::milliseconds(1), kConnectionCheckInterval / static_cast<int>(n));
   for (size_t open = n; open > 0;) {
+    if (state.generations_cut()) {
+      for (size_t c = 0; c < n; ++c) {
+        if (ended[c]) continue;
+        streams[c]->cancel();
+        ends[c] = RelayEnd{.kind = RelayEnd::Kind::Failed, .finish = {}, .stop = {}, .stats = {},
+                           .error = "the server is shutting down: this generation was stopped"};
+        ended[c] = true;
+        on_end(c, ends[c]);
+      }
+      return ends;
+    }
     bool any_event = false;
     for (size_t c = 0; c < n; ++c) {
       if (ended[c]) continue;

@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "server/metrics.h"
 #include "server/request_log.h"
+#include "server/server_state.h"
 
 namespace nanoserve::server {
 
@@ -32,9 +33,10 @@ using SendText = std::function<bool(size_t choice, const std::string& text, std:
 
 // Carries the streams of one request's choices (n > 1: one per choice) together, a piece as
 // each arrives; `on_end` hears each choice's end as it comes (Done or Failed). Returns every
-// choice's end: all ClientGone, every stream cancelled, when the client went.
+// choice's end: all ClientGone, every stream cancelled, when the client went. Once the server's
+// drain is over (ServerState::cut_generations), the choices still open end Failed, cancelled.
 std::vector<RelayEnd> relay_generations(std::span<engine::Stream* const> streams, Clock::time_point received,
                                         const SendText& send_text, const std::function<void(size_t, const RelayEnd&)>& on_end,
-                                        const std::function<bool()>& client_connected, ServerMetrics& metrics);
+                                        const std::function<bool()>& client_connected, ServerState& state);
 
 }  // namespace nanoserve::server

@@ -43,7 +43,7 @@ void respond_whole(http::ResponseWriter& res, ServerState& state, std::span<engi
         for (engine::TokenLogprobs& t : piece_logprobs) logprobs[c].push_back(std::move(t));
         return true;
       },
-      [](size_t, const RelayEnd&) {}, [&res] { return !res.client_gone(); }, state.metrics());
+      [](size_t, const RelayEnd&) {}, [&res] { return !res.client_gone(); }, state);
   for (const RelayEnd& end : ends) {
     if (end.kind == RelayEnd::Kind::ClientGone) {
       log.cancelled = true;
@@ -130,7 +130,7 @@ void stream_events(http::ResponseWriter& res, ServerState& state, std::span<engi
       [&](size_t c, const std::string& text, std::vector<engine::TokenLogprobs> logprobs) {
         return send_pieces(c, read_piece(readers[c], text, false), std::move(logprobs));
       },
-      finish_choice, [&] { return sse.ok() && !res.client_gone(); }, state.metrics());
+      finish_choice, [&] { return sse.ok() && !res.client_gone(); }, state);
   for (const RelayEnd& end : ends) {
     if (end.kind == RelayEnd::Kind::ClientGone) {
       log.cancelled = true;

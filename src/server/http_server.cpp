@@ -100,6 +100,15 @@ void HttpServer::stop() {
   http_->stop();
 }
 
+void HttpServer::drain() {
+  state_->begin_stopping();
+  http_->drain();
+}
+
+int64_t HttpServer::in_flight() const { return http_->in_flight(); }
+
+void HttpServer::cut_generations() { state_->cut_generations(); }
+
 void HttpServer::serve_model(std::shared_ptr<const ServedModel> model) { state_->set_model(std::move(model)); }
 
 }  // namespace nanoserve::server

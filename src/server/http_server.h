@@ -37,6 +37,11 @@ class HttpServer {
   int start();
   // Stops accepting, lets the requests in flight finish, then returns.
   void stop();
+  // Drains (server_drain.h): /health 503, new requests 503, the requests in flight go on.
+  void drain();
+  int64_t in_flight() const;
+  // Ends the generations still streaming with an error event (the drain's time is up).
+  void cut_generations();
   // The model is loaded: health turns 200 and the API answers.
   void serve_model(std::shared_ptr<const ServedModel> model);
 

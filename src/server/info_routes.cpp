@@ -9,7 +9,9 @@
 namespace nanoserve::server {
 namespace {
 
+// 200 only while the server takes requests: a balancer sends none while it loads or drains.
 void health(http::ResponseWriter& res, const ServerState& state) {
+  if (state.stopping()) return res.send(json_response({{"status", "draining"}}, 503));
   const bool loaded = state.model() != nullptr;
   res.send(json_response({{"status", loaded ? "ok" : "loading"}}, loaded ? 200 : 503));
 }
@@ -37,13 +39,13 @@ std::vector<http::Route> info_routes(ServerState& state) {
   return {
       {.method = "GET", .path = "/health",
        .handler = with_api_errors([&state](const Request&, ResponseWriter& res) { health(res, state); }),
-       .on_event_loop = true},
+       .on_event_loop = true, .while_draining = true},
       {.method = "GET", .path = "/v1/models",
        .handler = with_api_errors([&state](const Request&, ResponseWriter& res) { models(res, state); }),
        .on_event_loop = false},
       {.method = "GET", .path = "/metrics",
        .handler = with_api_errors([&state](const Request&, ResponseWriter& res) { metrics(res, state); }),
-       .on_event_loop = false},
+       .on_event_loop = false, .while_draining = true},
   };
 }
 

@@ -26,15 +26,20 @@ class ServerState {
   const ServerLimits& limits() const { return limits_; }
   const std::string& api_key() const { return api_key_; }  // empty: no key needed
   ServerMetrics& metrics() { return metrics_; }
-  // The server is stopping: answers that would go on forever (an event stream) end.
+  // The server is stopping (draining): /health says so, answers that would go on forever (an
+  // event stream) end.
   void begin_stopping() { stopping_ = true; }
   bool stopping() const { return stopping_; }
+  // The drain's time is up: generations still streaming end with an error event.
+  void cut_generations() { generations_cut_ = true; }
+  bool generations_cut() const { return generations_cut_; }
 
  private:
   const ServerLimits limits_;
   const std::string api_key_;
   ServerMetrics metrics_;
   std::atomic<bool> stopping_ = false;
+  std::atomic<bool> generations_cut_ = false;
   mutable std::mutex model_mutex_;
   std::shared_ptr<const ServedModel> model_;
 };

@@ -34,6 +34,11 @@ class ServerProcess {
   void wait_until_ready(std::chrono::seconds timeout) const;
   // SIGTERM, then the exit status (a clean shutdown is 0).
   int stop();
+  // Sends `signal` and returns at once (stop() or wait_for_exit() reaps it).
+  void signal(int signal) const;
+  // The exit status once it exits on its own (128 + the signal if one killed it); -1 when it has
+  // not within `timeout` (it is then killed).
+  int wait_for_exit(std::chrono::milliseconds timeout);
 
  private:
   void wait_until_listening(const std::string& args);
