@@ -8,6 +8,8 @@
 
 #include <charconv>
 #include <chrono>
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -133,6 +135,10 @@ std::string default_model() {
 
 void serve(ServeArgs a) {
   engine::check_engine_options(a.engine);  // before binding: bad flags never open a port
+  // A fixed threshold: glibc raises its own after each large block freed, and then keeps a
+  // request's large buffers (a 1M-character prompt, its tokens) in the heap after it ends.
+  // From 256 KiB they are mapped for themselves and go back to the system when freed.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
   std::map<int32_t, float> logit_bias = parse_serve_logit_bias(a.logit_bias);
   // Generating and queued requests each hold a worker thread; a few more keep /v1/models
   // and /metrics answering, and let a full queue be told 429. (Connections that have not

@@ -101,7 +101,8 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool parse_special
   ids.reserve(text.size() / 3);
   BpeScratch scratch;
   std::vector<std::string_view> words;
-  WordCache& cache = WordCache::for_thread(serial_);
+  const WordCache::Lease lease = WordCache::borrow(serial_);
+  WordCache& cache = *lease;
   size_t pos = 0;
   while (pos < text.size()) {
     const auto match = added.find(text, pos);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace nanoserve::tokenizer {
 namespace {
@@ -21,13 +24,39 @@ uint64_t hash_word(std::string_view word) {
 
 }  // namespace
 
-WordCache& WordCache::for_thread(uint64_t tokenizer_serial) {
-  thread_local WordCache cache;
-  if (cache.tokenizer_serial_ != tokenizer_serial) {
-    std::fill(cache.slots_.begin(), cache.slots_.end(), Slot{});
-    cache.tokenizer_serial_ = tokenizer_serial;
+namespace {
+
+std::mutex pool_mutex;
+std::vector<std::unique_ptr<WordCache>>& pool() {
+  static std::vector<std::unique_ptr<WordCache>> caches;
+  return caches;
+}
+
+}  // namespace
+
+size_t WordCache::pool_capacity() { return std::max(2u, std::thread::hardware_concurrency()); }
+
+WordCache::Lease WordCache::borrow(uint64_t tokenizer_serial) {
+  std::unique_ptr<WordCache> cache;
+  {
+    const std::lock_guard lock(pool_mutex);
+    if (!pool().empty()) {
+      cache = std::move(pool().back());
+      pool().pop_back();
+    }
   }
-  return cache;
+  if (!cache) cache.reset(new WordCache());
+  if (cache->tokenizer_serial_ != tokenizer_serial) {
+    std::fill(cache->slots_.begin(), cache->slots_.end(), Slot{});
+    cache->tokenizer_serial_ = tokenizer_serial;
+  }
+  return Lease(std::move(cache));
+}
+
+WordCache::Lease::~Lease() {
+  if (!cache_) return;
+  const std::lock_guard lock(pool_mutex);
+  if (pool().size() < pool_capacity()) pool().push_back(std::move(cache_));
 }
 
 size_t WordCache::slot_index(std::string_view word) { return hash_word(word) & (kSlots - 1); }

@@ -58,6 +58,7 @@ export async function startServer(args) {
   }
   return {
     baseURL,
+    pid: child.pid,
     log: () => log,
     // SIGTERM; resolves to the exit code.
     stop: async () => {
