@@ -31,10 +31,10 @@ struct Streams {
 
   Streams(const ServerProcess& server, int n, int max_tokens) : bodies(n), statuses(n) {
     for (int i = 0; i < n; ++i)
-      threads.emplace_back([&, i] {
+      threads.emplace_back([this, &server, i, max_tokens] {
         auto c = server.client();
         c.set_read_timeout(120s);
-        statuses[i] = post_streaming(c, "/v1/chat/completions", stream_of(max_tokens), [&, i](const std::string& d) {
+        statuses[i] = post_streaming(c, "/v1/chat/completions", stream_of(max_tokens), [this, i](const std::string& d) {
           bodies[i] += d;
           return true;
         });
