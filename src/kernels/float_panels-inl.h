@@ -142,9 +142,9 @@ struct Bf16Rows {
   const uint16_t* row(int64_t r) const { return data + r * stride; }
 };
 
-// A tile: two chains × panels × rows of one accumulator each. One panel of 8 rows: each permuted
+// A tile: one pair panel, two chains × 8 activation rows of one accumulator each: each permuted
 // weight vector serves 8 products (the permutation, not the products, bounds fewer rows).
-constexpr int kPairDotPanels = 1, kPairDotRows = 8;
+constexpr int kPairDotRows = 8;
 
 HWY_INLINE __m512 DotPairs(__m512 acc, __m512i w, __m512i a) {
   asm("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(w), "v"(a));
@@ -158,73 +158,56 @@ HWY_INLINE __m512i RowPairs(const uint8_t* p) {
   return _mm512_permutexvar_epi16(_mm512_load_si512(kInterleave), _mm512_loadu_si512(p));
 }
 
-// Elements k and k + 1 of NP pair panels times activation rows 0..MR-1's, into one chain.
-template <int MR, int NP>
-HWY_INLINE void AddPair(__m512 (&acc)[NP][MR], const uint8_t* const* base, uint64_t stride, int64_t k, Bf16Rows a,
+// Elements k and k + 1 of the panel at `base` times activation rows 0..MR-1's, into one chain.
+template <int MR>
+HWY_INLINE void AddPair(__m512 (&acc)[MR], const uint8_t* base, uint64_t stride, int64_t k, Bf16Rows a,
                         bool prefetch, const uint8_t* end) {
-  __m512i w[NP];
-  for (int p = 0; p < NP; ++p) {
-    const uint8_t* at = base[p] + static_cast<uint64_t>(k) * stride;
-    if (prefetch) PrefetchAhead<64, Ahead::kL2>(at, end);
-    w[p] = RowPairs(at);
-  }
+  const uint8_t* at = base + static_cast<uint64_t>(k) * stride;
+  if (prefetch) PrefetchAhead<64, Ahead::kL2>(at, end);
+  const __m512i w = RowPairs(at);
   for (int r = 0; r < MR; ++r) {
     uint32_t pair;
     std::memcpy(&pair, a.row(r) + k, sizeof pair);
-    const __m512i x = _mm512_set1_epi32(static_cast<int>(pair));
-    for (int p = 0; p < NP; ++p) acc[p][r] = DotPairs(acc[p][r], w[p], x);
+    acc[r] = DotPairs(acc[r], w, _mm512_set1_epi32(static_cast<int>(pair)));
   }
 }
 
-// out[r * NP * 16 + p * 16 + i] = output i of pair panel p for activation row r (r < MR, p < NP).
-// base, stride (32: 16 rows of 2 bytes), prefetch, end: as PanelTile's.
-template <int MR, int NP>
-HWY_NOINLINE void PairDotTile(const uint8_t* const* base, uint64_t stride, int64_t n, Bf16Rows a, bool prefetch,
+// out[r * 16 + i] = output i of the pair panel at `base` for activation row r < MR. stride (32:
+// 16 rows of 2 bytes), prefetch, end: as PanelTile's.
+template <int MR>
+HWY_NOINLINE void PairDotTile(const uint8_t* base, uint64_t stride, int64_t n, Bf16Rows a, bool prefetch,
                               const uint8_t* end, float* out) {
-  __m512 acc[2][NP][MR];  // the chains of the even and the odd pairs
+  __m512 acc[2][MR];  // the chains of the even and the odd pairs
   for (auto& chain : acc)
-    for (int p = 0; p < NP; ++p)
-      for (int r = 0; r < MR; ++r) chain[p][r] = _mm512_setzero_ps();
+    for (auto& v : chain) v = _mm512_setzero_ps();
   int64_t k = 0;
   for (; k + 4 <= n; k += 4) {
-    AddPair<MR, NP>(acc[0], base, stride, k, a, prefetch, end);
-    AddPair<MR, NP>(acc[1], base, stride, k + 2, a, prefetch, end);
+    AddPair<MR>(acc[0], base, stride, k, a, prefetch, end);
+    AddPair<MR>(acc[1], base, stride, k + 2, a, prefetch, end);
   }
   if (k + 2 <= n) {
-    AddPair<MR, NP>(acc[0], base, stride, k, a, prefetch, end);
+    AddPair<MR>(acc[0], base, stride, k, a, prefetch, end);
     k += 2;
   }
   if (k < n) {  // the last element alone: BF16 to float is a shift
-    for (int p = 0; p < NP; ++p) {
-      const auto* at = reinterpret_cast<const __m256i*>(base[p] + static_cast<uint64_t>(k) * stride);
-      const __m512 w = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(at)), 16));
-      for (int r = 0; r < MR; ++r) {
-        const __m512 x = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(uint32_t{a.row(r)[k]} << 16)));
-        acc[0][p][r] = _mm512_fmadd_ps(w, x, acc[0][p][r]);
-      }
+    const auto* at = reinterpret_cast<const __m256i*>(base + static_cast<uint64_t>(k) * stride);
+    const __m512 w = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(at)), 16));
+    for (int r = 0; r < MR; ++r) {
+      const __m512 x = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(uint32_t{a.row(r)[k]} << 16)));
+      acc[0][r] = _mm512_fmadd_ps(w, x, acc[0][r]);
     }
   }
-  for (int r = 0; r < MR; ++r)
-    for (int p = 0; p < NP; ++p) _mm512_storeu_ps(out + (r * NP + p) * 16, _mm512_add_ps(acc[0][p][r], acc[1][p][r]));
+  for (int r = 0; r < MR; ++r) _mm512_storeu_ps(out + r * 16, _mm512_add_ps(acc[0][r], acc[1][r]));
 }
 
-template <int NP, int MR = 1>
-void PairDotRows(int mr, const uint8_t* const* base, uint64_t stride, int64_t n, Bf16Rows a, bool prefetch,
+// mr (1..kPairDotRows) activation rows against one pair panel.
+template <int MR = 1>
+void PairDotRows(int mr, const uint8_t* base, uint64_t stride, int64_t n, Bf16Rows a, bool prefetch,
                  const uint8_t* end, float* out) {
   if constexpr (MR < kPairDotRows) {
-    if (mr > MR) return PairDotRows<NP, MR + 1>(mr, base, stride, n, a, prefetch, end, out);
+    if (mr > MR) return PairDotRows<MR + 1>(mr, base, stride, n, a, prefetch, end, out);
   }
-  PairDotTile<MR, NP>(base, stride, n, a, prefetch, end, out);
-}
-
-// np (1..kPairDotPanels) pair panels side by side, mr (1..kPairDotRows) activation rows.
-template <int NP = 1>
-void PairDotPanels(int np, int mr, const uint8_t* const* base, uint64_t stride, int64_t n, Bf16Rows a, bool prefetch,
-                   const uint8_t* end, float* out) {
-  if constexpr (NP < kPairDotPanels) {
-    if (np > NP) return PairDotPanels<NP + 1>(np, mr, base, stride, n, a, prefetch, end, out);
-  }
-  PairDotRows<NP>(mr, base, stride, n, a, prefetch, end, out);
+  PairDotTile<MR>(base, stride, n, a, prefetch, end, out);
 }
 #endif  // HWY_TARGET == HWY_AVX3_DL
 

@@ -233,30 +233,24 @@ void FloatRange(const MatmulTask& task, int64_t o0, int64_t o1) {
 }
 
 #if HWY_TARGET == HWY_AVX3_DL
-// Activation rows [c0, c1) against the whole pair panels of an interleaved BF16 matrix from row
-// o (a pair's first), several side by side unless streaming, in BF16 pairs (float_panels-inl.h);
-// writes the outputs in [o0, o1) and returns the rows the panels hold. (A last group alone takes
-// the float path.)
-int64_t BF16PairPanels(const MatmulTask& task, int64_t o, int64_t o0, int64_t o1, int64_t c0, int64_t c1, bool stream,
-                       const uint8_t* end) {
+// Activation rows [c0, c1) against the pair panel of an interleaved BF16 matrix at row o (a whole
+// pair's first), in BF16 pairs (float_panels-inl.h); writes the outputs in [o0, o1). (A last
+// group alone takes the float path.)
+void BF16PairPanel(const MatmulTask& task, int64_t o, int64_t o0, int64_t o1, int64_t c0, int64_t c1, bool stream,
+                   const uint8_t* end) {
   constexpr int64_t P = tensor::kPairRows;
   const Matrix& w = *task.w;
-  const int64_t n = w.n_in;
-  int np = 1;
-  while (!stream && np < fp::kPairDotPanels && o + np * P < o1 && o + (np + 1) * P <= w.n_out) ++np;
-  const uint64_t stride = tensor::group_blocks(w.type, n, w.n_out, o).stride;
-  const uint8_t* base[fp::kPairDotPanels];
-  for (int j = 0; j < np; ++j) base[j] = w.data + tensor::group_blocks(w.type, n, w.n_out, o + j * P).offset;
-  float tile[fp::kPairDotPanels * fp::kPairDotRows * P];
+  const tensor::GroupBlocks panel = tensor::group_blocks(w.type, w.n_in, w.n_out, o);
+  float tile[fp::kPairDotRows * P];
+  const int64_t lo = std::max(o, o0), hi = std::min(o + P, o1);
   for (int64_t r0 = c0; r0 < c1;) {
     const int mr = static_cast<int>(std::min<int64_t>(fp::kPairDotRows, c1 - r0));
-    fp::PairDotPanels(np, mr, base, stride, n, {task.acts->bf16_bits(r0), task.acts->n_cols()}, !stream, end, tile);
-    const int64_t outputs = np * P, lo = std::max(o, o0), hi = std::min(o + outputs, o1);
+    fp::PairDotRows(mr, w.data + panel.offset, panel.stride, w.n_in, {task.acts->bf16_bits(r0), task.acts->n_cols()},
+                    !stream, end, tile);
     for (int r = 0; r < mr; ++r)
-      std::copy(tile + r * outputs + (lo - o), tile + r * outputs + (hi - o), task.out + (r0 + r) * task.out_stride + lo);
+      std::copy(tile + r * P + (lo - o), tile + r * P + (hi - o), task.out + (r0 + r) * task.out_stride + lo);
     r0 += mr;
   }
-  return np * P;
 }
 #endif
 
@@ -295,7 +289,8 @@ void FloatPanelRange(const MatmulTask& task, int64_t o0, int64_t o1) {
         // A whole pair is always computed in pairs, also where the range holds one of its groups.
         const int64_t pair_start = o / P * P;
         if (bf16_pair_dots() && pair_start + P <= w.n_out) {
-          o = pair_start + BF16PairPanels(task, pair_start, o0, o1, c0, c1, stream, end);
+          BF16PairPanel(task, pair_start, o0, o1, c0, c1, stream, end);
+          o = pair_start + P;
           continue;
         }
       }

@@ -21,6 +21,7 @@
 
 #include "kernels/prefetch-inl.h"
 #include "kernels/quant_dot_common-inl.h"
+#include "kernels/quant_dot_lanes-inl.h"
 #include "kernels/weight_rows.h"
 #include "tensor/blocks.h"
 
@@ -70,15 +71,12 @@ HWY_INLINE VI8 LevelTable() {
   return hn::Combine(DI8(), half, half);
 }
 
-template <class Block>
-inline constexpr bool kTableLevels = std::is_same_v<Block, tensor::BlockIQ4_NL> || std::is_same_v<Block, tensor::BlockMXFP4>;
-
 // The block's 32 levels as signed bytes: Q8_0's as stored, Q4_0's nibble - 8, Q5_0's
 // (nibble | fifth bit << 4) - 16, IQ4_NL's and MXFP4's their table's entry for the nibble.
 template <class Block>
 HWY_INLINE VI8 SignedLevels(const uint8_t* block) {
   const DI8 di8;
-  if constexpr (kTableLevels<Block>) {
+  if constexpr (kTableBlock<Block>) {
     return hn::TableLookupBytes(LevelTable<Block>(), hn::BitCast(di8, LegacyNibbles(block + offsetof(Block, qs))));
   } else if constexpr (std::is_same_v<Block, tensor::BlockQ8_0>) {
     return hn::LoadU(di8, reinterpret_cast<const int8_t*>(block + offsetof(Block, qs)));
@@ -156,34 +154,33 @@ template <class Block, int NW, int NR>
 void DotBlock32Min(const uint8_t* w0, const uint8_t* end, uint64_t row_bytes, int64_t n, const Q8Row* a,
                    float* out) {
   const DI8 di8;
-  VF acc[NW][NR], mins[NW][NR];
-  for (int i = 0; i < NW; ++i)
-    for (int r = 0; r < NR; ++r) acc[i][r] = mins[i][r] = hn::Zero(DF());
-  // Each block's terms in lane 0 only of mins, so its lane sum is the reference's sum of m · s.
-  const auto lane0 = hn::FirstN(DF(), 1);
+  VF acc[NW][NR];
+  for (auto& row : acc)
+    for (auto& v : row) v = hn::Zero(DF());
+  float mins[NW][NR] = {};  // the reference's sum of m · s, in its order
   for (int64_t b = 0; b < n / Block::kElems; ++b) {
     VU8 u[NW];
-    VF dw[NW], m[NW];
+    VF dw[NW];
+    float m[NW];
     for (int i = 0; i < NW; ++i) {
       const uint8_t* block = w0 + i * row_bytes + b * sizeof(Block);
       PrefetchAhead<sizeof(Block), Ahead::kL2>(block, end);
       u[i] = MinLevels<Block>(block);
       dw[i] = hn::Set(DF(), Half(block + offsetof(Block, d)));
-      m[i] = hn::IfThenElseZero(lane0, hn::Set(DF(), Half(block + offsetof(Block, m))));
+      m[i] = Half(block + offsetof(Block, m));
     }
     for (int r = 0; r < NR; ++r) {
       const VI8 q = hn::LoadU(di8, a[r].q + b * Block::kElems);
-      const VF da = hn::Set(DF(), a[r].d[b]), sa = hn::Set(DF(), a[r].s[b]);
+      const VF da = hn::Set(DF(), a[r].d[b]);
       for (int i = 0; i < NW; ++i) {
         const VI32 s = DotBytes(hn::Zero(DI32()), u[i], q);
         acc[i][r] = hn::MulAdd(hn::Mul(hn::ConvertTo(DF(), s), dw[i]), da, acc[i][r]);
-        mins[i][r] = hn::MulAdd(m[i], sa, mins[i][r]);
+        mins[i][r] += m[i] * a[r].s[b];
       }
     }
   }
   for (int i = 0; i < NW; ++i)
-    for (int r = 0; r < NR; ++r)
-      out[i * NR + r] = hn::GetLane(hn::SumOfLanes(DF(), acc[i][r])) + hn::GetLane(hn::SumOfLanes(DF(), mins[i][r]));
+    for (int r = 0; r < NR; ++r) out[i * NR + r] = hn::GetLane(hn::SumOfLanes(DF(), acc[i][r])) + mins[i][r];
 }
 
 }  // namespace qd
